@@ -1,0 +1,55 @@
+//===- TVAttrs.td - tv attributes -------------------------*- tablegen -*-===//
+#ifndef TV_ATTRS_TD
+#define TV_ATTRS_TD
+
+include "TrainVerify/Dialect/TVBase.td"
+include "mlir/IR/EnumAttr.td"
+
+class TV_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<TV_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def TV_PlanRefAttr : TV_Attr<"PlanRef", "ref"> {
+  let summary = "A named plan tensor on one rank";
+  let description = [{
+    `#tv.ref<"name" : 3>` names the plan tensor `name` (defined by `tv.input`,
+    `tv.tag` or `tv.output`) as computed on rank 3.
+  }];
+  let parameters = (ins StringRefParameter<"tensor name">:$name, "int64_t":$rank);
+  let assemblyFormat = "`<` $name `:` $rank `>`";
+}
+
+def TV_LineageAttr : TV_Attr<"Lineage", "lineage"> {
+  let summary = "Where a slice of a spec tensor lives in the plan";
+  let description = [{
+    `#tv.lineage<"y"[0:4, 0:8] = ["y":0 + "y":1] | ["y":2 + "y":3]>` states
+    that the box `[0,4) x [0,8)` of spec tensor `y` equals `y@0 + y@1` and,
+    as a replica, also equals `y@2 + y@3`. A group of one is a plain copy.
+    Every plan tensor of a group has the shape of the slice.
+  }];
+  let parameters = (ins "StringAttr":$spec,
+                        ArrayRefParameter<"int64_t">:$lower,
+                        ArrayRefParameter<"int64_t">:$upper,
+                        "ArrayAttr":$groups);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Number of dimensions of the slice.
+    unsigned getRank() const { return getLower().size(); }
+    /// Shape of the slice (upper - lower per dimension).
+    llvm::SmallVector<int64_t> getSliceShape() const;
+    /// The groups as lists of plan references.
+    llvm::SmallVector<llvm::SmallVector<PlanRefAttr>> getGroupRefs() const;
+  }];
+}
+
+def TV_ReduceKind : I32EnumAttr<"ReduceKind", "reduction of a collective", [
+    I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"avg", 1>,
+    I32EnumAttrCase<"max", 2>]> {
+  let cppNamespace = "::mlir::tv";
+  let genSpecializedAttr = 0;
+}
+def TV_ReduceKindAttr : EnumAttr<TV_Dialect, TV_ReduceKind, "reduce_kind">;
+
+#endif // TV_ATTRS_TD

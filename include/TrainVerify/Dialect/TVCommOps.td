@@ -1,0 +1,130 @@
+//===- TVCommOps.td - collectives and point-to-point -----*- tablegen -*-===//
+#ifndef TV_COMM_OPS_TD
+#define TV_COMM_OPS_TD
+
+include "TrainVerify/Dialect/TVBase.td"
+include "TrainVerify/Dialect/TVAttrs.td"
+
+// Every collective names its group either by mesh axes (`axes = ["tp"]`: the
+// ranks that share all other coordinates) or by explicit rank sets
+// (`rank_groups = [array<i64: 0, 1>, array<i64: 2, 3>]`: the set holding the
+// executing rank). A rank's index in its group is its position in the set
+// sorted by rank.
+class TV_CollectiveOp<string mnemonic, dag extraArgs, string desc>
+    : TV_ProgramOp<mnemonic, []> {
+  let description = desc # [{
+
+    Members of one collective are matched in program order: the k-th
+    collective on a group in one rank meets the k-th on the same group in
+    every other member.
+  }];
+  let arguments = !con((ins TV_FloatTensor:$input), extraArgs,
+                       (ins OptionalAttr<StrArrayAttr>:$axes,
+                            OptionalAttr<ArrayAttr>:$rank_groups));
+  let results = (outs TV_FloatTensor:$result);
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The group of `rank` (sorted), or an empty list if it cannot be formed.
+    llvm::SmallVector<int64_t> getGroup(int64_t rank);
+    /// Group size that the verifier checks shapes against (0 if unknown).
+    int64_t getGroupSize();
+  }];
+}
+
+def TV_AllReduceOp : TV_CollectiveOp<"all_reduce",
+    (ins TV_ReduceKindAttr:$kind),
+    "Every member receives the reduction (sum, avg or max) of all inputs."> {
+  let summary = "All-reduce over a group";
+  let assemblyFormat = "$kind $input attr-dict `:` type($input) `->` type($result)";
+}
+
+def TV_AllGatherOp : TV_CollectiveOp<"all_gather", (ins I64Attr:$dim),
+    "Concatenates the members' inputs along `dim` in group-index order."> {
+  let summary = "All-gather over a group";
+  let assemblyFormat = [{
+    $input `dim` $dim attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def TV_ReduceScatterOp : TV_CollectiveOp<"reduce_scatter",
+    (ins I64Attr:$dim, DefaultValuedAttr<TV_ReduceKindAttr,
+         "::mlir::tv::ReduceKind::sum">:$kind),
+    "Sums the inputs and gives member i the i-th chunk along `dim`."> {
+  let summary = "Reduce-scatter over a group";
+  let assemblyFormat = [{
+    $input `dim` $dim attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def TV_AllToAllOp : TV_CollectiveOp<"all_to_all",
+    (ins I64Attr:$split_dim, I64Attr:$concat_dim),
+    "Member i splits its input in n chunks along `split_dim`, sends chunk j "
+    "to member j, and concatenates what it receives along `concat_dim` in "
+    "group-index order."> {
+  let summary = "All-to-all over a group";
+  let assemblyFormat = [{
+    $input `split` $split_dim `concat` $concat_dim attr-dict `:` type($input)
+    `->` type($result)
+  }];
+}
+
+def TV_BroadcastCommOp : TV_CollectiveOp<"bcast", (ins I64Attr:$root),
+    "Every member receives the input of the member with group index `root`."> {
+  let summary = "Broadcast from a root over a group";
+  let assemblyFormat = [{
+    $input `root` $root attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def TV_ReduceOp : TV_CollectiveOp<"reduce", (ins I64Attr:$root),
+    "The member with group index `root` receives the sum of all inputs; the "
+    "result on other members is undefined (any use of it is a bug)."> {
+  let summary = "Reduce to a root over a group";
+  let assemblyFormat = [{
+    $input `root` $root attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def TV_ChunkOp : TV_CollectiveOp<"chunk", (ins I64Attr:$dim),
+    "Member i keeps the i-th of n equal chunks of its input along `dim` "
+    "(local: no data moves)."> {
+  let summary = "Takes this rank's chunk along a dimension";
+  let assemblyFormat = [{
+    $input `dim` $dim attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def TV_SendOp : TV_ProgramOp<"send", []> {
+  let summary = "Point-to-point send to a peer rank";
+  let description = [{
+    The peer is an explicit rank (`peer = 5`) or a shift along a mesh axis
+    (`peer_axis = "pp", peer_offset = 1`). The k-th send from rank a to rank b
+    with a given `tag` meets the k-th recv on b from a with that tag.
+  }];
+  let arguments = (ins TV_AnyTensor:$input, OptionalAttr<I64Attr>:$peer,
+                       OptionalAttr<StrAttr>:$peer_axis,
+                       OptionalAttr<I64Attr>:$peer_offset,
+                       DefaultValuedAttr<I64Attr, "0">:$tag);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The peer of `rank`, or -1 if it falls off the mesh.
+    int64_t getPeerOf(int64_t rank);
+  }];
+}
+
+def TV_RecvOp : TV_ProgramOp<"recv", []> {
+  let summary = "Point-to-point receive from a peer rank";
+  let arguments = (ins OptionalAttr<I64Attr>:$peer,
+                       OptionalAttr<StrAttr>:$peer_axis,
+                       OptionalAttr<I64Attr>:$peer_offset,
+                       DefaultValuedAttr<I64Attr, "0">:$tag);
+  let results = (outs TV_AnyTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getPeerOf(int64_t rank);
+  }];
+}
+
+#endif // TV_COMM_OPS_TD

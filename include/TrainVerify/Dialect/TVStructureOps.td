@@ -1,0 +1,148 @@
+//===- TVStructureOps.td - mesh, spec, plan, stage --------*- tablegen -*-===//
+#ifndef TV_STRUCTURE_OPS_TD
+#define TV_STRUCTURE_OPS_TD
+
+include "TrainVerify/Dialect/TVBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def TV_MeshOp : TV_Op<"mesh", [Symbol]> {
+  let summary = "A device mesh with named axes";
+  let description = [{
+    `tv.mesh @m axes ["dp", "pp", "tp"] sizes [2, 2, 2]` declares a mesh of
+    8 ranks. Ranks are numbered row-major over the axes: the last axis varies
+    fastest, so rank = ((dp * |pp|) + pp) * |tp| + tp.
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$axes,
+                       DenseI64ArrayAttr:$sizes);
+  let assemblyFormat = "$sym_name `axes` $axes `sizes` $sizes attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getNumRanks();
+    /// Index of a named axis, or -1.
+    int64_t getAxisIndex(llvm::StringRef name);
+    llvm::SmallVector<int64_t> getCoords(int64_t rank);
+    int64_t getRank(llvm::ArrayRef<int64_t> coords);
+    /// Ranks sharing all coordinates of `rank` except those on `axes`, in
+    /// increasing order; the position of `rank` in it is its group index.
+    llvm::SmallVector<int64_t> getAxisGroup(int64_t rank,
+                                            llvm::ArrayRef<llvm::StringRef> axes);
+  }];
+}
+
+def TV_SpecOp : TV_Op<"spec", [SingleBlock, NoTerminator,
+    IsolatedFromAbove]> {
+  let summary = "The single-device training step over full shapes";
+  let arguments = (ins SymbolNameAttr:$sym_name);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
+}
+
+def TV_PlanOp : TV_Op<"plan", [SingleBlock, NoTerminator,
+    IsolatedFromAbove]> {
+  let summary = "The parallel training step: rank programs over a mesh";
+  let description = [{
+    Holds `tv.rank_program` ops. Every rank of the mesh runs exactly one of
+    them. `micro_batches` records the number of micro-batches the step is cut
+    into (the programs are unrolled over them; ops may carry `mb` for
+    diagnostics).
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, FlatSymbolRefAttr:$mesh,
+                       I64Attr:$micro_batches);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $sym_name `mesh` $mesh `micro_batches` $micro_batches attr-dict-with-keyword
+    $body
+  }];
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The mesh this plan runs on (null if the symbol does not resolve).
+    MeshOp getMeshOp();
+  }];
+}
+
+def TV_RankProgramOp : TV_Op<"rank_program", [SingleBlock, NoTerminator,
+    HasParent<"PlanOp">]> {
+  let summary = "The program run by a set of ranks";
+  let description = [{
+    One program shared by all listed ranks (SPMD): ops that depend on the
+    rank (collective groups, chunk index, relative peers) are resolved per
+    rank. A plan that is irregular everywhere lists one rank per program.
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$ranks);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$ranks attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def TV_InputOp : TV_ProgramOp<"input", []> {
+  let summary = "A named input of a spec, plan or stage program";
+  let arguments = (ins StrAttr:$name);
+  let results = (outs TV_AnyTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+def TV_TagOp : TV_ProgramOp<"tag", []> {
+  let summary = "Names an intermediate tensor so that lineages can refer to it";
+  let arguments = (ins StrAttr:$name, TV_AnyTensor:$value);
+  let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
+}
+
+def TV_OutputOp : TV_ProgramOp<"output", []> {
+  let summary = "A named output of a program (loss, gradients, new weights)";
+  let arguments = (ins StrAttr:$name, TV_AnyTensor:$value);
+  let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
+}
+
+def TV_AccumulateOp : TV_ProgramOp<"accumulate", []> {
+  let summary = "In-place accumulation into a named buffer";
+  let description = [{
+    `tv.accumulate "dw", %g` adds `%g` into the buffer `dw` (created at zero on
+    first use), as gradient accumulation does across micro-batches.
+    `tv.buffer_read "dw"` reads the buffer's current value.
+    `--tv-ssa-canonicalize` rewrites buffers into explicit versions.
+  }];
+  let arguments = (ins StrAttr:$buffer, TV_FloatTensor:$value);
+  let assemblyFormat = "$buffer `,` $value attr-dict `:` type($value)";
+}
+
+def TV_BufferReadOp : TV_ProgramOp<"buffer_read", []> {
+  let summary = "Reads the current value of an accumulation buffer";
+  let arguments = (ins StrAttr:$buffer);
+  let results = (outs TV_FloatTensor:$result);
+  let assemblyFormat = "$buffer attr-dict `:` type($result)";
+}
+
+def TV_LineageOp : TV_Op<"lineage", []> {
+  let summary = "A lineage statement between the spec and the plan";
+  let arguments = (ins TV_LineageAttr:$lineage);
+  let assemblyFormat = "$lineage attr-dict";
+}
+
+def TV_StageOp : TV_Op<"stage", [Symbol, SingleBlock, NoTerminator,
+    IsolatedFromAbove]> {
+  let summary = "One verification stage: spec and plan sub-programs";
+  let description = [{
+    Holds one `tv.spec` and one `tv.plan` whose `tv.input`s are the stage's
+    assumed tensors and whose `tv.output`s are its guaranteed tensors.
+    `assumes` and `guarantees` are lineage attributes. Stage partition emits
+    these; shape reduction and verification work on them one by one.
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypedArrayAttrBase<TV_LineageAttr, "lineages">:$assumes,
+                       TypedArrayAttrBase<TV_LineageAttr, "lineages">:$guarantees);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $sym_name `assumes` $assumes `guarantees` $guarantees attr-dict-with-keyword
+    $body
+  }];
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    SpecOp getSpec();
+    PlanOp getPlan();
+  }];
+}
+
+#endif // TV_STRUCTURE_OPS_TD

@@ -1,0 +1,96 @@
+//===- Passes.td - tv passes ------------------------------*- tablegen -*-===//
+#ifndef TV_PASSES_TD
+#define TV_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TVCheckLineage : Pass<"tv-check-lineage", "::mlir::ModuleOp"> {
+  let summary = "Checks every lineage against the spec and the plan";
+  let description = [{
+    Each lineage must name a spec tensor that holds its slice and plan tensors
+    that exist on their ranks with the slice's shape; slices of one tensor
+    must not overlap, and the slices of every spec output must tile it.
+  }];
+}
+
+def TVSSACanonicalize : Pass<"tv-ssa-canonicalize", "::mlir::ModuleOp"> {
+  let summary = "Puts spec and plan programs into canonical SSA form";
+  let description = [{
+    In-place accumulation buffers (`tv.accumulate` / `tv.buffer_read`) become
+    explicit versions (chains of `tv.add`); identities and redundant copies
+    fold away; collective groups given as explicit rank sets that coincide
+    with a mesh-axis grouping are rewritten to that axis form, so all members
+    of one collective name the same group; rank programs are ordered by their
+    first rank. Idempotent.
+  }];
+}
+
+def TVStagePartition : Pass<"tv-stage-partition", "::mlir::ModuleOp"> {
+  let summary = "Cuts spec and plan into stages at lineage-carrying tensors";
+  let description = [{
+    For every spec tensor with a lineage that is computed (not an input),
+    outlines a `tv.stage` holding the smallest spec and plan sub-programs that
+    compute it from tensors with established lineages. Checks that every plan
+    tensor the stage needs is reachable from assumed lineages (a broken
+    dataflow or a wrong pipeline peer is reported here, naming the target
+    plan tensor, the spec tensor and the candidate sources) and that stages
+    are well founded (no cycle). Replaces the spec, the plan and the lineage
+    ops by the stages.
+  }];
+}
+
+def TVShapeReduce : Pass<"tv-shape-reduce", "::mlir::ModuleOp"> {
+  let summary = "Shrinks each stage's tensor shapes, keeping its structure";
+  let description = [{
+    Per stage, an integer program solved with Z3's optimizer picks the
+    smallest dimension sizes that keep every op well typed, keep shard
+    boundaries at the same ratios (lineage slices, gathers, scatters, chunks,
+    slices), keep contracted, reduced and normalized dimensions at two or more
+    elements and size-1 (broadcast) dimensions at 1. Rewrites the stage's types
+    and lineage slices. See docs/soundness.md.
+  }];
+  let options = [
+    Option<"timeoutMs", "timeout-ms", "unsigned", "10000",
+           "Z3 optimize timeout per stage in milliseconds">,
+  ];
+}
+
+def TVVerify : Pass<"tv-verify", "::mlir::ModuleOp"> {
+  let summary = "Proves every stage with normalization and Z3";
+  let description = [{
+    Symbolically executes both sides of every stage over the reals, proves
+    guarantees by normalization where the normal forms coincide and asks Z3
+    otherwise. Outcomes: proven, counterexample (replayed on the concrete
+    interpreter before it is reported), unknown. Prints one summary line on
+    stderr and fails on anything but proven.
+  }];
+  let options = [
+    Option<"threads", "threads", "unsigned", "0",
+           "Worker threads (0: all cores)">,
+    Option<"stageTimeoutMs", "stage-timeout-ms", "unsigned", "60000",
+           "Solver timeout per stage in milliseconds">,
+    Option<"statsFile", "stats-file", "std::string", "\"\"",
+           "Write run statistics as JSON to this file">,
+    Option<"smtlibDir", "smtlib-dir", "std::string", "\"\"",
+           "Write each stage's solver query as SMT-LIB 2 into this directory">,
+    Option<"onlyStage", "only-stage", "int", "-1",
+           "Verify only the stage with this index">,
+  ];
+}
+
+def TVInterpret : Pass<"tv-interpret", "::mlir::ModuleOp"> {
+  let summary = "Runs spec and plan on random inputs and checks every lineage";
+  let description = [{
+    Concrete double-precision interpreter: draws the spec inputs from a seed,
+    derives the plan inputs from their lineages, runs both programs and checks
+    every lineage numerically. Works on a module with spec and plan, or on
+    every stage of a partitioned module.
+  }];
+  let options = [
+    Option<"seed", "seed", "unsigned", "1", "Random seed">,
+    Option<"tolerance", "tolerance", "double", "1e-6",
+           "Relative tolerance of the comparison">,
+  ];
+}
+
+#endif // TV_PASSES_TD

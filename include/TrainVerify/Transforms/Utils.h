@@ -1,0 +1,37 @@
+//===- Utils.h - helpers shared by the tv passes ----------------*- C++ -*-===//
+#ifndef TRAINVERIFY_TRANSFORMS_UTILS_H
+#define TRAINVERIFY_TRANSFORMS_UTILS_H
+
+#include "TrainVerify/Dialect/TVOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <chrono>
+
+namespace mlir::tv {
+
+/// Canonical SSA form (see --tv-ssa-canonicalize). Idempotent.
+LogicalResult ssaCanonicalize(ModuleOp module);
+
+/// When the tool started (set by the drivers; used to report parse time).
+std::chrono::steady_clock::time_point &toolStartTime();
+
+/// Records the wall time of a phase (seconds, accumulated) in a process-wide
+/// registry that --tv-verify reports. The first phase also records the parse
+/// time (from toolStartTime()). Phases run in another process read as 0.
+class PhaseTimer {
+public:
+  PhaseTimer(ModuleOp module, llvm::StringRef phase);
+  ~PhaseTimer();
+
+private:
+  ModuleOp module;
+  std::string phase;
+  std::chrono::steady_clock::time_point start;
+};
+
+/// Reads a phase time recorded by PhaseTimer (0 if absent).
+double phaseSeconds(ModuleOp module, llvm::StringRef phase);
+
+} // namespace mlir::tv
+
+#endif

@@ -1,0 +1,53 @@
+//===- StageVerifier.h - proving one stage ----------------------*- C++ -*-===//
+#ifndef TRAINVERIFY_VERIFY_STAGEVERIFIER_H
+#define TRAINVERIFY_VERIFY_STAGEVERIFIER_H
+
+#include "TrainVerify/Dialect/TVOps.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::tv {
+
+struct StageOptions {
+  unsigned timeoutMs = 60000;
+  /// Also produce the solver query as SMT-LIB 2 (even when normalization
+  /// proves the stage, the query is what a solver would have been asked).
+  bool wantSmtLib = false;
+  /// Random points tried when a solver model does not replay.
+  unsigned replaySeeds = 8;
+};
+
+struct StageResult {
+  enum Outcome { Proven, Counterexample, Unknown, Error } outcome = Error;
+  bool byNormalization = false;
+  /// Where to report (a plan op computing a violated guarantee).
+  Location loc;
+  /// One-line description, then detail lines (values, ops, inputs).
+  std::string headline;
+  std::vector<std::string> details;
+  std::string smtlib;
+  explicit StageResult(Location loc) : loc(loc) {}
+};
+
+const char *toString(StageResult::Outcome o);
+
+/// Proves one stage: symbolic execution of both sides over the reals,
+/// normalization first, Z3 for the rest, concrete replay of every
+/// counterexample. Thread-safe for distinct stages (reads the IR only).
+StageResult verifyStage(StageOp stage, const StageOptions &options);
+
+/// Runs both sides of a stage concretely on random inputs drawn from `seed`
+/// (plan inputs derived from the assumed lineages) and checks every
+/// guarantee within relative tolerance `tol`. Proven here means only "holds
+/// on this input": Counterexample carries the values.
+StageResult interpretStage(StageOp stage, uint64_t seed, double tol);
+
+/// A text that is equal for two stages iff they are identical up to a
+/// consistent renaming of tensor names; stages with equal keys have the
+/// same verdict.
+std::string canonicalStageKey(StageOp stage);
+
+} // namespace mlir::tv
+
+#endif

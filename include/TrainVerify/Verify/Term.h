@@ -1,0 +1,188 @@
+//===- Term.h - hash-consed real terms in polynomial normal form -*- C++ -*-===//
+//
+// Every real-valued term is kept as a polynomial with exact rational
+// coefficients over *atoms*: variables, applications of uninterpreted (or
+// partly interpreted) functions to normalized arguments, inverses of
+// non-monomial polynomials, max, and index selections. Terms are interned, so
+// two terms with the same normal form have the same id; equal ids are a proof
+// of equality in the theory of commutative rings with congruence. Different
+// ids prove nothing: such terms go to the solver.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRAINVERIFY_VERIFY_TERM_H
+#define TRAINVERIFY_VERIFY_TERM_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DynamicAPInt.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace mlir::tv::sym {
+
+/// An exact rational number n/d, d > 0, gcd(n, d) = 1.
+struct Rat {
+  llvm::DynamicAPInt num{0}, den{1};
+  Rat() = default;
+  Rat(int64_t n) : num(n), den(1) {}
+  Rat(llvm::DynamicAPInt n, llvm::DynamicAPInt d);
+  /// The exact value of a finite double.
+  static Rat fromDouble(double v);
+  bool isZero() const { return num == 0; }
+  bool isOne() const { return num == 1 && den == 1; }
+  double toDouble() const;
+  std::string toString() const;
+  Rat operator+(const Rat &o) const;
+  Rat operator*(const Rat &o) const;
+  Rat operator-() const { return Rat(-num, den); }
+  Rat inverse() const;
+  bool operator==(const Rat &o) const { return num == o.num && den == o.den; }
+  bool operator!=(const Rat &o) const { return !(*this == o); }
+};
+
+/// Functions of the term language. Those marked "uninterpreted" are only
+/// known to be functions (congruence); the concrete interpreter gives them
+/// their real meaning.
+enum class Fn : uint8_t {
+  Exp,       // uninterpreted
+  Log,       // uninterpreted
+  Sqrt,      // uninterpreted; rsqrt(x) is sqrt(x)^-1
+  Sigmoid,   // uninterpreted
+  Gelu,      // uninterpreted
+  GeluGrad,  // uninterpreted: d gelu / dx
+  Relu,      // uninterpreted
+  Step,      // uninterpreted: x > 0 ? 1 : 0
+  Tanh,      // uninterpreted
+  PowReal,   // uninterpreted: x ** c for non-integer c (c is the 2nd arg)
+  NonZero,   // uninterpreted: x != 0 ? 1 : 0
+  TopKGate,  // uninterpreted: aux = {k, e}; args = logits row
+  MaxShare,  // uninterpreted: aux = {i}; args = row; 1/#argmax if row[i] max
+};
+llvm::StringRef fnName(Fn f);
+
+enum class AtomKind : uint8_t { Var, App, Inv, Max, Select, NegInf, Undef };
+
+using TermId = uint32_t;
+using AtomId = uint32_t;
+using MonoId = uint32_t;
+
+struct Atom {
+  AtomKind kind;
+  Fn fn = Fn::Exp;
+  llvm::SmallVector<int64_t, 2> aux; // Var: {id}; App: fn params; Select: {offset}
+  llvm::SmallVector<TermId, 4> args;
+  bool operator==(const Atom &o) const {
+    return kind == o.kind && fn == o.fn && aux == o.aux && args == o.args;
+  }
+};
+
+/// A product of atoms with integer exponents, sorted by atom id.
+using Mono = llvm::SmallVector<std::pair<AtomId, int32_t>, 4>;
+/// A polynomial: sorted (monomial, non-zero coefficient) pairs.
+using Poly = std::vector<std::pair<MonoId, Rat>>;
+
+struct VarInfo {
+  std::string name;
+  bool isInt = false;
+};
+
+class TermContext {
+public:
+  TermContext();
+
+  TermId zero() const { return zeroId; }
+  TermId one() const { return oneId; }
+  TermId constant(const Rat &c);
+  TermId constant(double c) { return constant(Rat::fromDouble(c)); }
+  /// A fresh variable; `isInt` variables hold integers (token ids, labels).
+  TermId var(llvm::StringRef name, bool isInt = false);
+
+  TermId add(TermId a, TermId b);
+  TermId sub(TermId a, TermId b) { return add(a, neg(b)); }
+  TermId mul(TermId a, TermId b);
+  TermId neg(TermId a) { return scale(a, Rat(-1)); }
+  TermId scale(TermId a, const Rat &c);
+  TermId inv(TermId a);
+  TermId div(TermId a, TermId b) { return mul(a, inv(b)); }
+  /// a ** n for an integer n (negative n divides).
+  TermId powInt(TermId a, int64_t n);
+  TermId app(Fn f, llvm::ArrayRef<TermId> args,
+             llvm::ArrayRef<int64_t> aux = {});
+  TermId max(llvm::ArrayRef<TermId> args);
+  /// values[index - offset] if that is in range, 0 otherwise.
+  TermId select(TermId index, int64_t offset, llvm::ArrayRef<TermId> values);
+  TermId negInf();
+  TermId undef();
+
+  // Specialized constructors with their algebraic facts.
+  TermId exp(TermId a);
+  TermId sqrt(TermId a) { return app(Fn::Sqrt, {a}); }
+  TermId rsqrt(TermId a) { return inv(sqrt(a)); }
+
+  // Inspection.
+  const Poly &poly(TermId t) const { return polys[t]; }
+  const Mono &mono(MonoId m) const { return monos[m]; }
+  const Atom &atom(AtomId a) const { return atoms[a]; }
+  const VarInfo &varInfo(int64_t v) const { return vars[v]; }
+  size_t numVars() const { return vars.size(); }
+  size_t numTerms() const { return polys.size(); }
+  bool isConstant(TermId t, Rat *value = nullptr) const;
+  /// If `t` is exactly one atom with coefficient 1 and exponent 1.
+  std::optional<AtomId> asAtom(TermId t) const;
+  std::string toString(TermId t) const;
+
+private:
+  TermId intern(Poly p);
+  MonoId internMono(Mono m);
+  AtomId internAtom(Atom a);
+  TermId atomTerm(AtomId a);
+  MonoId monoMul(MonoId a, MonoId b);
+
+  struct PolyHash {
+    size_t operator()(const Poly &p) const;
+  };
+  struct MonoHash {
+    size_t operator()(const Mono &m) const;
+  };
+  struct AtomHash {
+    size_t operator()(const Atom &a) const;
+  };
+
+  std::vector<Poly> polys;
+  std::vector<Mono> monos;
+  std::vector<Atom> atoms;
+  std::vector<VarInfo> vars;
+  std::unordered_map<Poly, TermId, PolyHash> polyIds;
+  std::unordered_map<Mono, MonoId, MonoHash> monoIds;
+  std::unordered_map<Atom, AtomId, AtomHash> atomIds;
+  llvm::DenseMap<std::pair<MonoId, MonoId>, MonoId> monoMulCache;
+  TermId zeroId, oneId;
+  int64_t undefCount = 0;
+};
+
+/// Evaluates terms in double precision under an assignment of the variables,
+/// giving uninterpreted functions their real meaning.
+class TermEvaluator {
+public:
+  TermEvaluator(const TermContext &ctx, std::vector<double> varValues)
+      : ctx(ctx), values(std::move(varValues)) {}
+  double eval(TermId t);
+
+private:
+  double evalAtom(AtomId a);
+  const TermContext &ctx;
+  std::vector<double> values;
+  llvm::DenseMap<TermId, double> termCache;
+  llvm::DenseMap<AtomId, double> atomCache;
+};
+
+/// Real semantics of the uninterpreted functions (shared with the concrete
+/// interpreter so that both sides agree).
+double evalFn(Fn f, llvm::ArrayRef<double> args, llvm::ArrayRef<int64_t> aux);
+
+} // namespace mlir::tv::sym
+
+#endif

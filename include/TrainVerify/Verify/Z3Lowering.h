@@ -1,0 +1,38 @@
+//===- Z3Lowering.h - terms to Z3 expressions -------------------*- C++ -*-===//
+#ifndef TRAINVERIFY_VERIFY_Z3LOWERING_H
+#define TRAINVERIFY_VERIFY_Z3LOWERING_H
+
+#include "TrainVerify/Verify/Term.h"
+
+#include <map>
+#include <optional>
+#include <z3++.h>
+
+namespace mlir::tv {
+
+/// Lowers normalized terms to Z3 over the reals: variables become constants
+/// (Int for ids, converted where they meet reals), uninterpreted functions
+/// become Z3 functions, inverses become divisions, max and index selection
+/// become if-then-else. Only for code built with exceptions.
+class Z3Lowering {
+public:
+  Z3Lowering(z3::context &ctx, const sym::TermContext &terms)
+      : ctx(ctx), terms(terms) {}
+  z3::expr term(sym::TermId t);
+  /// The Z3 constant of variable `v` (created on first use).
+  z3::expr var(int64_t v);
+  bool hasVar(int64_t v) const { return vars.count(v); }
+
+private:
+  z3::expr atom(sym::AtomId a);
+  z3::context &ctx;
+  const sym::TermContext &terms;
+  std::map<sym::TermId, z3::expr> termCache;
+  std::map<sym::AtomId, z3::expr> atomCache;
+  std::map<int64_t, z3::expr> vars;
+  std::map<std::string, z3::func_decl> fns;
+};
+
+} // namespace mlir::tv
+
+#endif

@@ -1,0 +1,216 @@
+//===- Lineage.cpp - slice arithmetic and lineage checks ------------------===//
+#include "TrainVerify/Dialect/Lineage.h"
+#include "TrainVerify/Dialect/TVOps.h"
+
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace mlir::tv;
+
+int64_t Box::volume() const {
+  int64_t v = 1;
+  for (unsigned i = 0; i < rank(); ++i)
+    v *= std::max<int64_t>(0, upper[i] - lower[i]);
+  return v;
+}
+
+bool Box::contains(const Box &o) const {
+  if (o.rank() != rank())
+    return false;
+  for (unsigned i = 0; i < rank(); ++i)
+    if (o.lower[i] < lower[i] || o.upper[i] > upper[i])
+      return false;
+  return true;
+}
+
+std::optional<Box> Box::intersect(const Box &o) const {
+  if (o.rank() != rank())
+    return std::nullopt;
+  Box r;
+  for (unsigned i = 0; i < rank(); ++i) {
+    int64_t lo = std::max(lower[i], o.lower[i]);
+    int64_t hi = std::min(upper[i], o.upper[i]);
+    if (lo >= hi)
+      return std::nullopt;
+    r.lower.push_back(lo);
+    r.upper.push_back(hi);
+  }
+  return r;
+}
+
+SmallVector<int64_t> Box::shape() const {
+  SmallVector<int64_t> s;
+  for (unsigned i = 0; i < rank(); ++i)
+    s.push_back(upper[i] - lower[i]);
+  return s;
+}
+
+Box Box::full(ArrayRef<int64_t> shape) {
+  Box b;
+  b.lower.assign(shape.size(), 0);
+  b.upper.assign(shape.begin(), shape.end());
+  return b;
+}
+
+bool mlir::tv::tilesExactly(const Box &whole, ArrayRef<Box> parts,
+                            std::string *why) {
+  int64_t total = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (!whole.contains(parts[i])) {
+      if (why)
+        *why = "slice " + std::to_string(i) + " is outside the tensor";
+      return false;
+    }
+    for (size_t j = 0; j < i; ++j)
+      if (parts[i].intersect(parts[j])) {
+        if (why)
+          *why = "slices " + std::to_string(j) + " and " + std::to_string(i) +
+                 " overlap";
+        return false;
+      }
+    total += parts[i].volume();
+  }
+  if (total != whole.volume()) {
+    if (why)
+      *why = "slices cover " + std::to_string(total) + " of " +
+             std::to_string(whole.volume()) + " elements";
+    return false;
+  }
+  return true;
+}
+
+namespace {
+struct NameInfo {
+  RankedTensorType type;
+  bool isOutput = false;
+};
+} // namespace
+
+static void collectNames(Block &block, llvm::StringMap<NameInfo> &names) {
+  for (Operation &op : block) {
+    if (auto in = dyn_cast<InputOp>(op))
+      names[in.getName()] = {cast<RankedTensorType>(in.getType()), false};
+    else if (auto tag = dyn_cast<TagOp>(op))
+      names[tag.getName()] = {cast<RankedTensorType>(tag.getValue().getType()),
+                              false};
+    else if (auto out = dyn_cast<OutputOp>(op))
+      names[out.getName()] = {cast<RankedTensorType>(out.getValue().getType()),
+                              true};
+  }
+}
+
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+LogicalResult mlir::tv::checkLineages(ModuleOp module) {
+  SpecOp spec;
+  PlanOp plan;
+  for (Operation &op : module.getBody()->getOperations()) {
+    if (auto s = dyn_cast<SpecOp>(op))
+      spec = spec ? spec : s;
+    if (auto p = dyn_cast<PlanOp>(op))
+      plan = plan ? plan : p;
+  }
+  if (!spec || !plan)
+    return module.emitError() << "module needs a tv.spec and a tv.plan";
+  llvm::StringMap<NameInfo> specNames;
+  collectNames(spec.getBody().front(), specNames);
+  // Names per rank program, and which program each rank runs.
+  std::vector<llvm::StringMap<NameInfo>> progNames;
+  llvm::DenseMap<int64_t, unsigned> rankProg;
+  for (Operation &op : plan.getBody().front()) {
+    auto prog = cast<RankProgramOp>(op);
+    progNames.emplace_back();
+    collectNames(prog.getBody().front(), progNames.back());
+    for (int64_t r : prog.getRanks())
+      rankProg[r] = progNames.size() - 1;
+  }
+
+  bool ok = true;
+  llvm::StringMap<SmallVector<std::pair<Box, Operation *>>> slices;
+  for (auto lin : module.getBody()->getOps<LineageOp>()) {
+    LineageAttr attr = lin.getLineage();
+    auto it = specNames.find(attr.getSpec().getValue());
+    if (it == specNames.end()) {
+      lin.emitError() << "lineage names spec tensor '"
+                      << attr.getSpec().getValue()
+                      << "' that the spec does not define";
+      ok = false;
+      continue;
+    }
+    Box box{SmallVector<int64_t>(attr.getLower()),
+            SmallVector<int64_t>(attr.getUpper())};
+    ArrayRef<int64_t> full = it->second.type.getShape();
+    if (!Box::full(full).contains(box)) {
+      lin.emitError() << "lineage slice of '" << attr.getSpec().getValue()
+                      << "' lies outside its shape " << shapeStr(full);
+      ok = false;
+      continue;
+    }
+    for (auto &group : attr.getGroupRefs())
+      for (PlanRefAttr ref : group) {
+        auto rp = rankProg.find(ref.getRank());
+        if (rp == rankProg.end()) {
+          lin.emitError() << "lineage refers to rank " << ref.getRank()
+                          << " that runs no program";
+          ok = false;
+          continue;
+        }
+        auto &names = progNames[rp->second];
+        auto pt = names.find(ref.getName());
+        if (pt == names.end()) {
+          lin.emitError() << "lineage refers to plan tensor '"
+                          << ref.getName() << "' that rank "
+                          << ref.getRank() << " does not define";
+          ok = false;
+          continue;
+        }
+        if (pt->second.type.getShape() != ArrayRef<int64_t>(box.shape())) {
+          lin.emitError() << "plan tensor '" << ref.getName()
+                          << "' on rank " << ref.getRank() << " has shape "
+                          << shapeStr(pt->second.type.getShape())
+                          << " but the lineage slice has shape "
+                          << shapeStr(box.shape());
+          ok = false;
+        }
+      }
+    slices[attr.getSpec().getValue()].push_back({box, lin});
+  }
+  if (!ok)
+    return failure();
+
+  // Slices of one tensor are disjoint; spec outputs are tiled exactly.
+  for (auto &entry : slices) {
+    auto &list = entry.second;
+    for (size_t i = 0; i < list.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (list[i].first.intersect(list[j].first)) {
+          InFlightDiagnostic d = list[i].second->emitError()
+                                 << "lineage slice of '" << entry.getKey()
+                                 << "' overlaps another; express replicas as "
+                                    "groups of one lineage";
+          d.attachNote(list[j].second->getLoc()) << "overlapping lineage";
+          ok = false;
+        }
+  }
+  if (!ok)
+    return failure();
+  for (auto &entry : specNames) {
+    if (!entry.second.isOutput)
+      continue;
+    SmallVector<Box> parts;
+    for (auto &p : slices.lookup(entry.getKey()))
+      parts.push_back(p.first);
+    std::string why;
+    if (!tilesExactly(Box::full(entry.second.type.getShape()), parts, &why)) {
+      spec.emitError() << "lineages of spec output '" << entry.getKey()
+                       << "' do not cover it: " << why;
+      ok = false;
+    }
+  }
+  return success(ok);
+}

@@ -1,0 +1,227 @@
+//===- StructureOps.cpp - mesh, spec, plan, rank programs, stages ---------===//
+#include "TrainVerify/Dialect/TVOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::tv;
+
+static constexpr int64_t kMaxMeshRanks = int64_t(1) << 20;
+
+//===----------------------------------------------------------------------===//
+// MeshOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MeshOp::verify() {
+  if (getAxes().size() != getSizes().size())
+    return emitOpError() << "has " << getAxes().size() << " axes but "
+                         << getSizes().size() << " sizes";
+  if (getAxes().empty())
+    return emitOpError() << "needs at least one axis";
+  llvm::StringSet<> seen;
+  int64_t ranks = 1;
+  for (auto [axis, size] : llvm::zip(getAxes(), getSizes())) {
+    StringRef name = cast<StringAttr>(axis).getValue();
+    if (name.empty())
+      return emitOpError() << "axis names must not be empty";
+    if (!seen.insert(name).second)
+      return emitOpError() << "axis '" << name << "' is declared twice";
+    if (size < 1)
+      return emitOpError() << "axis '" << name << "' has size " << size
+                           << ", expected at least 1";
+    // Plans are verified rank by rank: keep the mesh within what a real
+    // cluster has (and within 64-bit arithmetic).
+    if (size > kMaxMeshRanks || (ranks *= size) > kMaxMeshRanks)
+      return emitOpError() << "has more than " << kMaxMeshRanks << " ranks";
+  }
+  return success();
+}
+
+int64_t MeshOp::getNumRanks() {
+  int64_t n = 1;
+  for (int64_t s : getSizes())
+    n *= s;
+  return n;
+}
+
+int64_t MeshOp::getAxisIndex(StringRef name) {
+  for (auto [i, axis] : llvm::enumerate(getAxes()))
+    if (cast<StringAttr>(axis).getValue() == name)
+      return i;
+  return -1;
+}
+
+SmallVector<int64_t> MeshOp::getCoords(int64_t rank) {
+  ArrayRef<int64_t> sizes = getSizes();
+  SmallVector<int64_t> coords(sizes.size());
+  for (int64_t i = sizes.size() - 1; i >= 0; --i) {
+    coords[i] = rank % sizes[i];
+    rank /= sizes[i];
+  }
+  return coords;
+}
+
+int64_t MeshOp::getRank(ArrayRef<int64_t> coords) {
+  int64_t rank = 0;
+  for (auto [c, s] : llvm::zip(coords, getSizes()))
+    rank = rank * s + c;
+  return rank;
+}
+
+SmallVector<int64_t> MeshOp::getAxisGroup(int64_t rank,
+                                          ArrayRef<StringRef> axes) {
+  SmallVector<int64_t> coords = getCoords(rank);
+  SmallVector<int64_t> axisIdx;
+  for (StringRef a : axes)
+    axisIdx.push_back(getAxisIndex(a));
+  // Enumerate all coordinate combinations on `axes`, in row-major order of
+  // the mesh so that the group is sorted by rank.
+  SmallVector<int64_t> group;
+  int64_t total = 1;
+  for (int64_t i : axisIdx)
+    total *= getSizes()[i];
+  SmallVector<int64_t> sortedIdx(axisIdx);
+  llvm::sort(sortedIdx);
+  for (int64_t k = 0; k < total; ++k) {
+    int64_t rem = k;
+    SmallVector<int64_t> c = coords;
+    for (int64_t j = sortedIdx.size() - 1; j >= 0; --j) {
+      int64_t size = getSizes()[sortedIdx[j]];
+      c[sortedIdx[j]] = rem % size;
+      rem /= size;
+    }
+    group.push_back(getRank(c));
+  }
+  return group;
+}
+
+//===----------------------------------------------------------------------===//
+// Programs
+//===----------------------------------------------------------------------===//
+
+/// Names defined by tv.input / tv.tag / tv.output are unique in one program.
+static LogicalResult verifyUniqueNames(Block &block) {
+  llvm::StringMap<Operation *> names;
+  for (Operation &op : block) {
+    StringRef name;
+    if (auto in = dyn_cast<InputOp>(op))
+      name = in.getName();
+    else if (auto tag = dyn_cast<TagOp>(op))
+      name = tag.getName();
+    else if (auto out = dyn_cast<OutputOp>(op))
+      name = out.getName();
+    else
+      continue;
+    auto [it, inserted] = names.try_emplace(name, &op);
+    if (!inserted)
+      return op.emitOpError() << "defines tensor name '" << name
+                              << "' that is already defined in this program";
+  }
+  return success();
+}
+
+LogicalResult SpecOp::verifyRegions() {
+  for (Operation &op : getBody().front()) {
+    if (isa<SendOp, RecvOp, AllReduceOp, AllGatherOp, ReduceScatterOp,
+            AllToAllOp, BroadcastCommOp, ReduceOp, ChunkOp>(op))
+      return op.emitOpError() << "is a communication op; a spec runs on one "
+                                 "device";
+    if (isa<RankProgramOp, SpecOp, PlanOp, StageOp, MeshOp, LineageOp>(op))
+      return op.emitOpError() << "cannot appear inside a spec";
+  }
+  return verifyUniqueNames(getBody().front());
+}
+
+MeshOp PlanOp::getMeshOp() {
+  return SymbolTable::lookupNearestSymbolFrom<MeshOp>(*this, getMeshAttr());
+}
+
+LogicalResult PlanOp::verifyRegions() {
+  MeshOp mesh = getMeshOp();
+  if (!mesh)
+    return emitOpError() << "refers to unknown mesh " << getMeshAttr();
+  if ((int64_t)getMicroBatches() < 1)
+    return emitOpError() << "needs at least one micro-batch, got "
+                         << getMicroBatches();
+  int64_t numRanks = mesh.getNumRanks();
+  std::vector<Operation *> owner(numRanks, nullptr);
+  for (Operation &op : getBody().front()) {
+    auto prog = dyn_cast<RankProgramOp>(op);
+    if (!prog)
+      return op.emitOpError() << "cannot appear directly in a plan; wrap it "
+                                 "in tv.rank_program";
+    for (int64_t r : prog.getRanks()) {
+      if (r < 0 || r >= numRanks)
+        return prog.emitOpError() << "lists rank " << r << " but mesh "
+                                  << getMeshAttr() << " has " << numRanks
+                                  << " ranks";
+      if (owner[r]) {
+        InFlightDiagnostic d = prog.emitOpError()
+                               << "lists rank " << r
+                               << " that another rank program already runs";
+        d.attachNote(owner[r]->getLoc()) << "first program of rank " << r;
+        return d;
+      }
+      owner[r] = prog;
+    }
+  }
+  // A stage's plan holds only the ranks that take part in the stage.
+  if (!(*this)->getParentOfType<StageOp>())
+    for (int64_t r = 0; r < numRanks; ++r)
+      if (!owner[r])
+        return emitOpError() << "gives no program to rank " << r;
+  return success();
+}
+
+LogicalResult RankProgramOp::verify() {
+  if (getRanks().empty())
+    return emitOpError() << "must list at least one rank";
+  llvm::DenseSet<int64_t> seen;
+  for (int64_t r : getRanks())
+    if (!seen.insert(r).second)
+      return emitOpError() << "lists rank " << r << " twice";
+  for (Operation &op : getBody().front())
+    if (isa<RankProgramOp, SpecOp, PlanOp, StageOp, MeshOp, LineageOp>(op))
+      return op.emitOpError() << "cannot appear inside a rank program";
+  return verifyUniqueNames(getBody().front());
+}
+
+//===----------------------------------------------------------------------===//
+// StageOp
+//===----------------------------------------------------------------------===//
+
+SpecOp StageOp::getSpec() {
+  for (Operation &op : getBody().front())
+    if (auto s = dyn_cast<SpecOp>(op))
+      return s;
+  return {};
+}
+
+PlanOp StageOp::getPlan() {
+  for (Operation &op : getBody().front())
+    if (auto p = dyn_cast<PlanOp>(op))
+      return p;
+  return {};
+}
+
+LogicalResult StageOp::verifyRegions() {
+  unsigned specs = 0, plans = 0;
+  for (Operation &op : getBody().front()) {
+    if (isa<SpecOp>(op))
+      ++specs;
+    else if (isa<PlanOp>(op))
+      ++plans;
+    else
+      return op.emitOpError() << "cannot appear in a stage; a stage holds "
+                                 "one tv.spec and one tv.plan";
+  }
+  if (specs != 1 || plans != 1)
+    return emitOpError() << "must hold exactly one tv.spec and one tv.plan, "
+                            "found "
+                         << specs << " and " << plans;
+  if (getGuarantees().empty())
+    return emitOpError() << "guarantees nothing";
+  return success();
+}

@@ -1,0 +1,156 @@
+//===- TVDialect.cpp - tv dialect and attributes --------------------------===//
+#include "TrainVerify/Dialect/TVOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::tv;
+
+#include "TrainVerify/Dialect/TVOpsDialect.cpp.inc"
+#include "TrainVerify/Dialect/TVOpsEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "TrainVerify/Dialect/TVAttrs.cpp.inc"
+
+void TVDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "TrainVerify/Dialect/TVOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "TrainVerify/Dialect/TVAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// LineageAttr
+//===----------------------------------------------------------------------===//
+
+// Syntax: <"spec"[l0:u0, l1:u1] = ["p":0 + "p":1] | ["p":2]>
+Attribute LineageAttr::parse(AsmParser &parser, Type) {
+  MLIRContext *ctx = parser.getContext();
+  std::string spec;
+  SmallVector<int64_t> lower, upper;
+  if (parser.parseLess() || parser.parseString(&spec) || parser.parseLSquare())
+    return {};
+  if (failed(parser.parseOptionalRSquare())) {
+    do {
+      int64_t lo, hi;
+      if (parser.parseInteger(lo) || parser.parseColon() ||
+          parser.parseInteger(hi))
+        return {};
+      lower.push_back(lo);
+      upper.push_back(hi);
+    } while (succeeded(parser.parseOptionalComma()));
+    if (parser.parseRSquare())
+      return {};
+  }
+  if (parser.parseEqual())
+    return {};
+  SmallVector<Attribute> groups;
+  do {
+    SmallVector<Attribute> refs;
+    if (parser.parseLSquare())
+      return {};
+    do {
+      std::string name;
+      int64_t rank;
+      if (parser.parseString(&name) || parser.parseColon() ||
+          parser.parseInteger(rank))
+        return {};
+      refs.push_back(PlanRefAttr::get(ctx, name, rank));
+    } while (succeeded(parser.parseOptionalPlus()));
+    if (parser.parseRSquare())
+      return {};
+    groups.push_back(ArrayAttr::get(ctx, refs));
+  } while (succeeded(parser.parseOptionalVerticalBar()));
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<LineageAttr>(ctx, StringAttr::get(ctx, spec), lower,
+                                        upper, ArrayAttr::get(ctx, groups));
+}
+
+void LineageAttr::print(AsmPrinter &printer) const {
+  printer << "<";
+  printer.printString(getSpec().getValue());
+  printer << "[";
+  for (unsigned i = 0, e = getRank(); i < e; ++i) {
+    if (i)
+      printer << ", ";
+    printer << getLower()[i] << ":" << getUpper()[i];
+  }
+  printer << "] = ";
+  llvm::interleave(
+      getGroups(), printer,
+      [&](Attribute group) {
+        printer << "[";
+        llvm::interleave(
+            cast<ArrayAttr>(group), printer,
+            [&](Attribute ref) {
+              auto r = cast<PlanRefAttr>(ref);
+              printer.printString(r.getName());
+              printer << ":" << r.getRank();
+            },
+            " + ");
+        printer << "]";
+      },
+      " | ");
+  printer << ">";
+}
+
+LogicalResult
+LineageAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                    StringAttr spec, ArrayRef<int64_t> lower,
+                    ArrayRef<int64_t> upper, ArrayAttr groups) {
+  if (!spec || spec.getValue().empty())
+    return emitError() << "lineage needs a spec tensor name";
+  if (lower.size() != upper.size())
+    return emitError() << "lineage slice bounds have different ranks";
+  for (unsigned i = 0; i < lower.size(); ++i)
+    if (lower[i] < 0 || lower[i] >= upper[i])
+      return emitError() << "lineage slice dimension " << i << " is empty or "
+                         << "negative: " << lower[i] << ":" << upper[i];
+  if (groups.empty())
+    return emitError() << "lineage of '" << spec.getValue()
+                       << "' has no plan tensor group";
+  for (Attribute group : groups) {
+    auto refs = dyn_cast<ArrayAttr>(group);
+    if (!refs || refs.empty())
+      return emitError() << "lineage group must be a non-empty list of plan "
+                            "references";
+    for (Attribute ref : refs) {
+      auto r = dyn_cast<PlanRefAttr>(ref);
+      if (!r)
+        return emitError() << "lineage group holds a non-reference " << ref;
+      if (r.getRank() < 0)
+        return emitError() << "plan reference to negative rank "
+                           << r.getRank();
+      if (r.getName().empty())
+        return emitError() << "plan reference needs a tensor name";
+    }
+  }
+  return success();
+}
+
+SmallVector<int64_t> LineageAttr::getSliceShape() const {
+  SmallVector<int64_t> shape;
+  for (unsigned i = 0; i < getRank(); ++i)
+    shape.push_back(getUpper()[i] - getLower()[i]);
+  return shape;
+}
+
+SmallVector<SmallVector<PlanRefAttr>> LineageAttr::getGroupRefs() const {
+  SmallVector<SmallVector<PlanRefAttr>> result;
+  for (Attribute group : getGroups()) {
+    auto &refs = result.emplace_back();
+    for (Attribute ref : cast<ArrayAttr>(group))
+      refs.push_back(cast<PlanRefAttr>(ref));
+  }
+  return result;
+}
+
+#define GET_OP_CLASSES
+#include "TrainVerify/Dialect/TVOps.cpp.inc"

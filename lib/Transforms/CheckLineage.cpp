@@ -1,0 +1,22 @@
+//===- CheckLineage.cpp - --tv-check-lineage ------------------------------===//
+#include "TrainVerify/Dialect/Lineage.h"
+#include "TrainVerify/Transforms/Passes.h"
+
+namespace mlir::tv {
+#define GEN_PASS_DEF_TVCHECKLINEAGE
+#include "TrainVerify/Transforms/Passes.h.inc"
+} // namespace mlir::tv
+
+using namespace mlir;
+using namespace mlir::tv;
+
+namespace {
+struct CheckLineagePass
+    : public tv::impl::TVCheckLineageBase<CheckLineagePass> {
+  void runOnOperation() override {
+    if (failed(checkLineages(getOperation())))
+      signalPassFailure();
+    markAllAnalysesPreserved();
+  }
+};
+} // namespace

@@ -1,0 +1,87 @@
+//===- Interpret.cpp - --tv-interpret -------------------------------------===//
+#include "TrainVerify/Dialect/Lineage.h"
+#include "TrainVerify/Transforms/Passes.h"
+#include "TrainVerify/Transforms/Utils.h"
+#include "TrainVerify/Verify/StageVerifier.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::tv {
+#define GEN_PASS_DEF_TVINTERPRET
+#include "TrainVerify/Transforms/Passes.h.inc"
+} // namespace mlir::tv
+
+using namespace mlir;
+using namespace mlir::tv;
+
+namespace {
+struct InterpretPass : public tv::impl::TVInterpretBase<InterpretPass> {
+  using TVInterpretBase::TVInterpretBase;
+  void runOnOperation() override;
+};
+} // namespace
+
+void InterpretPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SmallVector<StageOp> stages(module.getOps<StageOp>());
+  StageOp temp;
+  if (stages.empty()) {
+    // Whole programs: one pseudo-stage that assumes the lineages of the spec
+    // inputs and checks every other lineage.
+    SpecOp spec;
+    PlanOp plan;
+    for (Operation &op : *module.getBody()) {
+      if (auto s = dyn_cast<SpecOp>(op))
+        spec = s;
+      if (auto p = dyn_cast<PlanOp>(op))
+        plan = p;
+    }
+    if (!spec || !plan) {
+      module.emitError() << "nothing to interpret: no tv.stage and no "
+                            "tv.spec / tv.plan pair";
+      return signalPassFailure();
+    }
+    if (failed(checkLineages(module)))
+      return signalPassFailure();
+    llvm::StringSet<> inputs;
+    for (auto in : spec.getBody().front().getOps<InputOp>())
+      inputs.insert(in.getName());
+    SmallVector<Attribute> assumes, guarantees;
+    for (auto lin : module.getOps<LineageOp>())
+      (inputs.contains(lin.getLineage().getSpec().getValue()) ? assumes
+                                                               : guarantees)
+          .push_back(lin.getLineage());
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    temp = StageOp::create(b, module.getLoc(), "whole_program",
+                           b.getArrayAttr(assumes), b.getArrayAttr(guarantees));
+    Block *body = new Block();
+    temp.getBody().push_back(body);
+    b.setInsertionPointToStart(body);
+    b.clone(*spec);
+    b.clone(*plan);
+    stages.push_back(temp);
+  }
+  size_t failures = 0, checked = 0;
+  for (StageOp stage : stages) {
+    StageResult r = interpretStage(stage, seed, tolerance);
+    checked += stage.getGuarantees().size();
+    if (r.outcome == StageResult::Proven)
+      continue;
+    ++failures;
+    InFlightDiagnostic d = emitError(r.loc) << "tv-interpret: " << r.headline;
+    for (const std::string &line : r.details)
+      d.attachNote(r.loc) << line;
+  }
+  if (temp)
+    temp.erase();
+  if (failures) {
+    llvm::errs() << "tv-interpret: " << failures << " stage(s) fail on seed "
+                 << seed << "\n";
+    return signalPassFailure();
+  }
+  llvm::errs() << "tv-interpret: " << checked << " lineage(s) hold on seed "
+               << seed << "\n";
+  markAllAnalysesPreserved();
+}

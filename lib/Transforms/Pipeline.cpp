@@ -1,0 +1,53 @@
+//===- Pipeline.cpp - --tv-verify-pipeline --------------------------------===//
+#include "TrainVerify/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace mlir::tv;
+
+namespace {
+struct VerifyPipelineOptions
+    : public PassPipelineOptions<VerifyPipelineOptions> {
+  Option<unsigned> threads{*this, "threads",
+                           llvm::cl::desc("Worker threads (0: all cores)"),
+                           llvm::cl::init(0)};
+  Option<unsigned> stageTimeoutMs{
+      *this, "stage-timeout-ms",
+      llvm::cl::desc("Solver timeout per stage in milliseconds"),
+      llvm::cl::init(60000)};
+  Option<std::string> statsFile{
+      *this, "stats-file", llvm::cl::desc("Write run statistics as JSON")};
+  Option<std::string> smtlibDir{
+      *this, "smtlib-dir",
+      llvm::cl::desc("Write each stage's query as SMT-LIB 2 here")};
+  Option<int> onlyStage{*this, "only-stage",
+                        llvm::cl::desc("Verify only this stage"),
+                        llvm::cl::init(-1)};
+};
+} // namespace
+
+void mlir::tv::buildVerifyPipeline(OpPassManager &pm,
+                                   const TVVerifyOptions &options) {
+  pm.addPass(createTVSSACanonicalize());
+  pm.addPass(createTVStagePartition());
+  pm.addPass(createTVShapeReduce());
+  pm.addPass(createTVVerify(options));
+}
+
+void mlir::tv::registerTVPipelines() {
+  PassPipelineRegistration<VerifyPipelineOptions>(
+      "tv-verify-pipeline",
+      "SSA canonicalization, stage partition, shape reduction and "
+      "verification in one go",
+      [](OpPassManager &pm, const VerifyPipelineOptions &o) {
+        TVVerifyOptions v;
+        v.threads = o.threads;
+        v.stageTimeoutMs = o.stageTimeoutMs;
+        v.statsFile = o.statsFile;
+        v.smtlibDir = o.smtlibDir;
+        v.onlyStage = o.onlyStage;
+        buildVerifyPipeline(pm, v);
+      });
+}

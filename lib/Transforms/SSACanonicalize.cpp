@@ -1,0 +1,147 @@
+//===- SSACanonicalize.cpp - --tv-ssa-canonicalize ------------------------===//
+#include "TrainVerify/Transforms/Passes.h"
+#include "TrainVerify/Transforms/Utils.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include <set>
+
+namespace mlir::tv {
+#define GEN_PASS_DEF_TVSSACANONICALIZE
+#include "TrainVerify/Transforms/Passes.h.inc"
+} // namespace mlir::tv
+
+using namespace mlir;
+using namespace mlir::tv;
+
+/// Accumulation buffers become explicit versions: each tv.accumulate makes a
+/// new value (the previous version plus the addend), each tv.buffer_read uses
+/// the current version.
+static LogicalResult versionBuffers(Block &block) {
+  llvm::StringMap<Value> current;
+  SmallVector<Operation *> dead;
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    if (auto acc = dyn_cast<AccumulateOp>(op)) {
+      Value &cur = current[acc.getBuffer()];
+      if (!cur) {
+        cur = acc.getValue();
+      } else {
+        if (cur.getType() != acc.getValue().getType())
+          return acc.emitError() << "accumulates " << acc.getValue().getType()
+                                 << " into buffer '" << acc.getBuffer()
+                                 << "' holding " << cur.getType();
+        OpBuilder b(acc);
+        cur = AddOp::create(b, acc.getLoc(), cur.getType(), cur,
+                            acc.getValue());
+      }
+      dead.push_back(acc);
+    } else if (auto read = dyn_cast<BufferReadOp>(op)) {
+      Value cur = current.lookup(read.getBuffer());
+      if (!cur)
+        return read.emitError() << "reads buffer '" << read.getBuffer()
+                                << "' before anything is accumulated into it";
+      if (cur.getType() != read.getType())
+        return read.emitError() << "reads buffer '" << read.getBuffer()
+                                << "' as " << read.getType() << " but it holds "
+                                << cur.getType();
+      read.getResult().replaceAllUsesWith(cur);
+      dead.push_back(read);
+    }
+  }
+  for (Operation *op : dead)
+    op->erase();
+  return success();
+}
+
+/// Explicit rank sets that coincide with the grouping of some mesh axes are
+/// rewritten to those axes; otherwise they are sorted.
+static void canonicalizeGroup(Operation *op, MeshOp mesh) {
+  auto groups = op->getAttrOfType<ArrayAttr>("rank_groups");
+  if (!groups || !mesh)
+    return;
+  std::set<std::vector<int64_t>> sets;
+  for (Attribute g : groups) {
+    auto arr = cast<DenseI64ArrayAttr>(g);
+    std::vector<int64_t> v(arr.asArrayRef().begin(), arr.asArrayRef().end());
+    llvm::sort(v);
+    sets.insert(v);
+  }
+  int64_t numAxes = mesh.getAxes().size();
+  for (int64_t mask = 1; mask < (1 << numAxes); ++mask) {
+    SmallVector<StringRef> axes;
+    for (int64_t i = 0; i < numAxes; ++i)
+      if (mask & (1 << i))
+        axes.push_back(cast<StringAttr>(mesh.getAxes()[i]).getValue());
+    bool all = true;
+    std::set<std::vector<int64_t>> covered;
+    for (const auto &set : sets) {
+      SmallVector<int64_t> g = mesh.getAxisGroup(set.front(), axes);
+      if (std::vector<int64_t>(g.begin(), g.end()) != set) {
+        all = false;
+        break;
+      }
+    }
+    if (!all)
+      continue;
+    Builder b(op->getContext());
+    op->removeAttr("rank_groups");
+    op->setAttr("axes", b.getStrArrayAttr(axes));
+    return;
+  }
+  Builder b(op->getContext());
+  SmallVector<Attribute> sorted;
+  for (const auto &set : sets)
+    sorted.push_back(b.getDenseI64ArrayAttr(set));
+  op->setAttr("rank_groups", b.getArrayAttr(sorted));
+}
+
+LogicalResult mlir::tv::ssaCanonicalize(ModuleOp module) {
+  SmallVector<Block *> blocks;
+  module.walk([&](Operation *op) {
+    if (isa<SpecOp, RankProgramOp>(op))
+      blocks.push_back(&op->getRegion(0).front());
+  });
+  for (Block *block : blocks)
+    if (failed(versionBuffers(*block)))
+      return failure();
+
+  // Fold identities and redundant copies. Names stay attached to values
+  // through tv.tag / tv.output, which are not foldable.
+  GreedyRewriteConfig config;
+  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  for (Block *block : blocks) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : *block)
+      ops.push_back(&op);
+    (void)applyOpPatternsGreedily(ops, FrozenRewritePatternSet(), config);
+  }
+
+  module.walk([&](Operation *op) {
+    if (op->hasAttr("rank_groups"))
+      if (auto plan = op->getParentOfType<PlanOp>())
+        canonicalizeGroup(op, plan.getMeshOp());
+  });
+
+  // Rank programs in order of their first rank.
+  module.walk([&](PlanOp plan) {
+    SmallVector<RankProgramOp> progs(plan.getBody().front().getOps<RankProgramOp>());
+    llvm::stable_sort(progs, [](RankProgramOp a, RankProgramOp b) {
+      return a.getRanks().front() < b.getRanks().front();
+    });
+    for (RankProgramOp p : progs)
+      p->moveBefore(&plan.getBody().front(), plan.getBody().front().end());
+  });
+  return success();
+}
+
+namespace {
+struct SSACanonicalizePass
+    : public tv::impl::TVSSACanonicalizeBase<SSACanonicalizePass> {
+  void runOnOperation() override {
+    PhaseTimer timer(getOperation(), "canonicalize");
+    if (failed(ssaCanonicalize(getOperation())))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,485 @@
+//===- StagePartition.cpp - --tv-stage-partition --------------------------===//
+//
+// Cuts spec and plan at lineage-carrying tensors. For a computed spec tensor
+// T with lineage, the stage holds the spec ops between T and the nearest
+// lineage-carrying tensors above it, and the plan ops (on every rank) between
+// T's plan tensors and the nearest plan tensors that carry a lineage. The
+// stage assumes the lineages at its inputs and guarantees T's.
+//
+//===----------------------------------------------------------------------===//
+#include "TrainVerify/Dialect/Lineage.h"
+#include "TrainVerify/Transforms/Passes.h"
+#include "TrainVerify/Transforms/Utils.h"
+#include "TrainVerify/Verify/Executor.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+#include <map>
+#include <set>
+
+namespace mlir::tv {
+#define GEN_PASS_DEF_TVSTAGEPARTITION
+#include "TrainVerify/Transforms/Passes.h.inc"
+} // namespace mlir::tv
+
+using namespace mlir;
+using namespace mlir::tv;
+
+namespace {
+
+using RankValue = std::pair<int64_t, Value>;
+struct RankValueLess {
+  bool operator()(const RankValue &a, const RankValue &b) const {
+    if (a.first != b.first)
+      return a.first < b.first;
+    return a.second.getAsOpaquePointer() < b.second.getAsOpaquePointer();
+  }
+};
+
+/// A plan tensor that carries a lineage: its spec tensor and its name.
+struct PlanCut {
+  std::string spec;
+  std::string name;
+};
+
+/// Names given to values by tv.input / tv.tag / tv.output in one block.
+struct NameTable {
+  llvm::StringMap<Value> valueOf;
+  DenseMap<Value, SmallVector<std::string, 1>> namesOf;
+  void build(Block &block) {
+    for (Operation &op : block) {
+      if (auto in = dyn_cast<InputOp>(op))
+        add(in.getName(), in.getResult());
+      else if (auto tag = dyn_cast<TagOp>(op))
+        add(tag.getName(), tag.getValue());
+      else if (auto out = dyn_cast<OutputOp>(op))
+        add(out.getName(), out.getValue());
+    }
+  }
+  void add(StringRef name, Value v) {
+    valueOf[name] = v;
+    namesOf[v].push_back(name.str());
+  }
+};
+
+struct StageDraft {
+  std::string target;
+  Value specValue;
+  llvm::SetVector<Operation *> specOps;
+  llvm::SetVector<Value> specInputs; // boundary values of the spec cone
+  std::map<int64_t, std::set<Operation *>> planOps;
+  std::map<RankValue, PlanCut, RankValueLess> planInputs;
+  std::map<RankValue, std::string, RankValueLess> planTargets;
+  std::set<std::string> assumedSpecs;
+};
+
+class Partitioner {
+public:
+  Partitioner(ModuleOp module) : module(module) {}
+  LogicalResult run();
+
+private:
+  LogicalResult collect();
+  LogicalResult draft(StringRef target, StageDraft &d);
+  void emit(StageDraft &d, unsigned index);
+  std::string specNameWithLineage(Value v) const;
+
+  ModuleOp module;
+  SpecOp spec;
+  PlanOp plan;
+  std::optional<PlanSchedule> schedule;
+  NameTable specNames;
+  DenseMap<Operation *, NameTable> progNames; // per rank program
+  llvm::StringMap<SmallVector<LineageAttr>> lineages;
+  std::vector<std::string> lineageOrder;
+  std::map<RankValue, PlanCut, RankValueLess> planCuts;
+  std::map<RankValue, size_t, RankValueLess> producer;
+};
+
+} // namespace
+
+std::string Partitioner::specNameWithLineage(Value v) const {
+  auto it = specNames.namesOf.find(v);
+  if (it == specNames.namesOf.end())
+    return "";
+  for (const std::string &n : it->second)
+    if (lineages.count(n))
+      return n;
+  return "";
+}
+
+LogicalResult Partitioner::collect() {
+  for (Operation &op : module.getBody()->getOperations()) {
+    if (auto s = dyn_cast<SpecOp>(op)) {
+      if (spec)
+        return s.emitError() << "module holds more than one tv.spec";
+      spec = s;
+    } else if (auto p = dyn_cast<PlanOp>(op)) {
+      if (plan)
+        return p.emitError() << "module holds more than one tv.plan";
+      plan = p;
+    }
+  }
+  if (!spec || !plan) {
+    if (!module.getOps<StageOp>().empty())
+      return module.emitError()
+             << "module is already partitioned into stages";
+    return module.emitError() << "module needs a tv.spec and a tv.plan";
+  }
+  if (failed(checkLineages(module)))
+    return failure();
+  specNames.build(spec.getBody().front());
+  for (auto lin : module.getOps<LineageOp>()) {
+    LineageAttr attr = lin.getLineage();
+    StringRef name = attr.getSpec().getValue();
+    if (!lineages.count(name))
+      lineageOrder.push_back(name.str());
+    lineages[name].push_back(attr);
+  }
+  auto sched = PlanSchedule::build(plan);
+  if (failed(sched))
+    return failure();
+  schedule = std::move(*sched);
+  for (auto prog : plan.getBody().front().getOps<RankProgramOp>())
+    progNames[prog].build(prog.getBody().front());
+  for (const std::string &name : lineageOrder)
+    for (LineageAttr attr : lineages[name])
+      for (auto &group : attr.getGroupRefs())
+        for (PlanRefAttr ref : group) {
+          RankProgramOp prog = schedule->programOf.lookup(ref.getRank());
+          Value v = progNames[prog].valueOf.lookup(ref.getName());
+          planCuts.try_emplace({ref.getRank(), v},
+                               PlanCut{name, ref.getName().str()});
+        }
+  for (auto [i, step] : llvm::enumerate(schedule->steps)) {
+    switch (step.kind) {
+    case PlanStep::Local:
+      for (Value r : step.op->getResults())
+        producer[{step.rank, r}] = i;
+      break;
+    case PlanStep::Collective:
+      for (auto &[r, mop] : step.members)
+        producer[{r, mop->getResult(0)}] = i;
+      break;
+    case PlanStep::P2P:
+      producer[{step.rank, step.op->getResult(0)}] = i;
+      break;
+    }
+  }
+  return success();
+}
+
+LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
+  d.target = target.str();
+  d.specValue = specNames.valueOf.lookup(target);
+
+  // Spec cone.
+  SmallVector<Value> work{d.specValue};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    std::string name = specNameWithLineage(v);
+    if (v != d.specValue && !name.empty()) {
+      d.specInputs.insert(v);
+      d.assumedSpecs.insert(name);
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
+    if (isa<InputOp>(def)) {
+      d.specInputs.insert(v);
+      continue;
+    }
+    d.specOps.insert(def);
+    for (Value operand : def->getOperands())
+      work.push_back(operand);
+  }
+
+  // Plan cone, across ranks.
+  std::set<RankValue, RankValueLess> targets;
+  for (LineageAttr attr : lineages[target])
+    for (auto &group : attr.getGroupRefs())
+      for (PlanRefAttr ref : group) {
+        RankProgramOp prog = schedule->programOf.lookup(ref.getRank());
+        RankValue rv{ref.getRank(),
+                     progNames[prog].valueOf.lookup(ref.getName())};
+        targets.insert(rv);
+        d.planTargets[rv] = ref.getName().str();
+      }
+  SmallVector<RankValue> pwork(targets.begin(), targets.end());
+  std::set<RankValue, RankValueLess> pseen;
+  std::set<size_t> steps;
+  while (!pwork.empty()) {
+    RankValue rv = pwork.pop_back_val();
+    if (!pseen.insert(rv).second)
+      continue;
+    auto cut = planCuts.find(rv);
+    if (cut != planCuts.end() && !targets.count(rv)) {
+      d.planInputs[rv] = cut->second;
+      d.assumedSpecs.insert(cut->second.spec);
+      continue;
+    }
+    auto prod = producer.find(rv);
+    if (prod == producer.end())
+      return rv.second.getParentRegion()->getParentOp()->emitError()
+             << "internal error: no producer for a plan value on rank "
+             << rv.first;
+    const PlanStep &step = schedule->steps[prod->second];
+    if (step.kind == PlanStep::Local && isa<InputOp>(step.op)) {
+      auto in = cast<InputOp>(step.op);
+      InFlightDiagnostic diag = in.emitError();
+      diag << "unreachable lineage: spec tensor '" << target
+           << "' is computed on the plan from plan input '" << in.getName()
+           << "' on rank " << rv.first
+           << ", which carries no lineage; plan targets:";
+      for (auto &[t, name] : d.planTargets)
+        diag << " '" << name << "'@" << t.first;
+      diag << "; candidate sources (the spec computes '" << target
+           << "' from):";
+      bool any = false;
+      for (Value v : d.specInputs) {
+        std::string n = specNameWithLineage(v);
+        if (n.empty())
+          continue;
+        any = true;
+        diag << " '" << n << "' (plan";
+        for (LineageAttr a : lineages[n])
+          for (auto &group : a.getGroupRefs())
+            for (PlanRefAttr ref : group)
+              diag << " '" << ref.getName() << "'@"
+                   << ref.getRank();
+        diag << ")";
+      }
+      if (!any)
+        diag << " none";
+      return diag;
+    }
+    if (!steps.insert(prod->second).second)
+      continue;
+    switch (step.kind) {
+    case PlanStep::Local:
+      d.planOps[step.rank].insert(step.op);
+      for (Value operand : step.op->getOperands())
+        pwork.push_back({step.rank, operand});
+      break;
+    case PlanStep::Collective:
+      for (auto &[r, mop] : step.members) {
+        d.planOps[r].insert(mop);
+        pwork.push_back({r, mop->getOperand(0)});
+      }
+      break;
+    case PlanStep::P2P:
+      d.planOps[step.rank].insert(step.op);
+      d.planOps[step.peer].insert(step.sendOp);
+      pwork.push_back({step.peer, step.sendOp->getOperand(0)});
+      break;
+    }
+  }
+  for (auto &[rv, name] : d.planTargets)
+    (void)d.planOps[rv.first];
+  for (auto &[rv, cut] : d.planInputs)
+    (void)d.planOps[rv.first];
+  return success();
+}
+
+static std::string sanitize(StringRef name) {
+  std::string s;
+  for (char c : name)
+    s += (isalnum(c) || c == '_') ? c : '_';
+  return s;
+}
+
+void Partitioner::emit(StageDraft &d, unsigned index) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  Location loc = d.specValue.getLoc();
+
+  // Assumptions: lineages of assumed tensors with a plan tensor in the stage
+  // (or every statement when the plan side does not read the tensor).
+  std::set<std::pair<int64_t, std::string>> readRefs;
+  for (auto &[rv, cut] : d.planInputs)
+    readRefs.insert({rv.first, cut.name});
+  SmallVector<Attribute> assumes, guarantees;
+  for (const std::string &name : lineageOrder) {
+    if (!d.assumedSpecs.count(name))
+      continue;
+    for (LineageAttr attr : lineages[name]) {
+      bool used = false;
+      for (auto &group : attr.getGroupRefs())
+        for (PlanRefAttr ref : group)
+          used |= readRefs.count({ref.getRank(), ref.getName().str()}) > 0;
+      if (used)
+        assumes.push_back(attr);
+    }
+  }
+  for (LineageAttr attr : lineages[d.target])
+    guarantees.push_back(attr);
+
+  std::string stageName = "stage" + std::to_string(index) + "_" +
+                          sanitize(d.target);
+  auto stage = StageOp::create(b, loc, stageName, b.getArrayAttr(assumes),
+                               b.getArrayAttr(guarantees));
+  Block *stageBody = new Block();
+  stage.getBody().push_back(stageBody);
+  b.setInsertionPointToStart(stageBody);
+
+  // Spec side.
+  auto newSpec = SpecOp::create(b, spec.getLoc(), "spec");
+  Block *specBody = new Block();
+  newSpec.getBody().push_back(specBody);
+  {
+    OpBuilder sb = OpBuilder::atBlockEnd(specBody);
+    IRMapping map;
+    SmallVector<std::pair<std::string, Value>> inputs;
+    for (Value v : d.specInputs) {
+      std::string n = specNameWithLineage(v);
+      if (n.empty())
+        n = specNames.namesOf.lookup(v).front();
+      inputs.push_back({n, v});
+    }
+    llvm::sort(inputs, [](auto &a, auto &b) { return a.first < b.first; });
+    for (auto &[n, v] : inputs)
+      map.map(v, InputOp::create(sb, v.getLoc(), v.getType(), n).getResult());
+    for (Operation &op : spec.getBody().front())
+      if (d.specOps.contains(&op))
+        sb.clone(op, map);
+    OutputOp::create(sb, loc, d.target, map.lookupOrDefault(d.specValue));
+  }
+
+  // Plan side: ranks that take part, grouped when they run the same slice
+  // of the same program.
+  auto newPlan = PlanOp::create(b, plan.getLoc(), b.getStringAttr("plan"),
+                                plan.getMeshAttr(),
+                                plan.getMicroBatchesAttr());
+  Block *planBody = new Block();
+  newPlan.getBody().push_back(planBody);
+  struct Key {
+    Operation *prog;
+    std::vector<Operation *> ops;
+    std::vector<std::pair<void *, std::string>> inputs, targets;
+    bool operator<(const Key &o) const {
+      return std::tie(prog, ops, inputs, targets) <
+             std::tie(o.prog, o.ops, o.inputs, o.targets);
+    }
+  };
+  std::map<Key, SmallVector<int64_t>> groups;
+  std::vector<Key> order;
+  for (auto &[rank, ops] : d.planOps) {
+    Key k;
+    k.prog = schedule->programOf.lookup(rank);
+    k.ops.assign(ops.begin(), ops.end());
+    for (auto &[rv, cut] : d.planInputs)
+      if (rv.first == rank)
+        k.inputs.push_back({rv.second.getAsOpaquePointer(), cut.name});
+    for (auto &[rv, name] : d.planTargets)
+      if (rv.first == rank)
+        k.targets.push_back({rv.second.getAsOpaquePointer(), name});
+    llvm::sort(k.inputs, [](auto &a, auto &b) { return a.second < b.second; });
+    llvm::sort(k.targets, [](auto &a, auto &b) { return a.second < b.second; });
+    auto [it, inserted] = groups.try_emplace(k);
+    if (inserted)
+      order.push_back(k);
+    it->second.push_back(rank);
+  }
+  OpBuilder pb = OpBuilder::atBlockEnd(planBody);
+  for (const Key &k : order) {
+    auto prog = cast<RankProgramOp>(k.prog);
+    auto rp = RankProgramOp::create(pb, prog.getLoc(), groups[k]);
+    Block *body = new Block();
+    rp.getBody().push_back(body);
+    OpBuilder rb = OpBuilder::atBlockEnd(body);
+    IRMapping map;
+    for (auto &[ptr, name] : k.inputs) {
+      Value v = Value::getFromOpaquePointer(ptr);
+      map.map(v, InputOp::create(rb, v.getLoc(), v.getType(), name).getResult());
+    }
+    std::set<Operation *> ops(k.ops.begin(), k.ops.end());
+    for (Operation &op : prog.getBody().front())
+      if (ops.count(&op) && !isa<InputOp>(op))
+        rb.clone(op, map);
+    for (auto &[ptr, name] : k.targets) {
+      Value v = Value::getFromOpaquePointer(ptr);
+      OutputOp::create(rb, v.getLoc(), name, map.lookupOrDefault(v));
+    }
+  }
+}
+
+LogicalResult Partitioner::run() {
+  if (failed(ssaCanonicalize(module)) || failed(collect()))
+    return failure();
+
+  // One stage per computed spec tensor with a lineage.
+  std::vector<StageDraft> drafts;
+  for (const std::string &name : lineageOrder) {
+    Value v = specNames.valueOf.lookup(name);
+    if (!v || isa<InputOp>(v.getDefiningOp()))
+      continue;
+    StageDraft d;
+    if (failed(draft(name, d)))
+      return failure();
+    drafts.push_back(std::move(d));
+  }
+  if (drafts.empty())
+    return module.emitError() << "nothing to verify: no computed spec tensor "
+                                 "carries a lineage";
+
+  // Well-foundedness: order stages so each assumption is an initial lineage
+  // or the guarantee of an earlier stage.
+  llvm::StringMap<size_t> stageOf;
+  for (auto [i, d] : llvm::enumerate(drafts))
+    stageOf[d.target] = i;
+  std::vector<int> state(drafts.size(), 0); // 0 new, 1 active, 2 done
+  std::vector<size_t> order;
+  std::function<LogicalResult(size_t, SmallVector<std::string> &)> visit =
+      [&](size_t i, SmallVector<std::string> &path) -> LogicalResult {
+    if (state[i] == 2)
+      return success();
+    path.push_back(drafts[i].target);
+    if (state[i] == 1) {
+      InFlightDiagnostic diag = drafts[i].specValue.getDefiningOp()->emitError()
+                                << "stages are not well founded: lineage cycle";
+      for (const std::string &n : path)
+        diag << " '" << n << "'";
+      return diag;
+    }
+    state[i] = 1;
+    for (const std::string &dep : drafts[i].assumedSpecs) {
+      auto it = stageOf.find(dep);
+      if (it != stageOf.end() && it->second != i &&
+          failed(visit(it->second, path)))
+        return failure();
+    }
+    state[i] = 2;
+    path.pop_back();
+    order.push_back(i);
+    return success();
+  };
+  for (size_t i = 0; i < drafts.size(); ++i) {
+    SmallVector<std::string> path;
+    if (failed(visit(i, path)))
+      return failure();
+  }
+  for (auto [n, i] : llvm::enumerate(order))
+    emit(drafts[i], n);
+
+  // The stages replace the whole-program view.
+  for (Operation &op : llvm::make_early_inc_range(*module.getBody()))
+    if (isa<SpecOp, PlanOp, LineageOp>(op))
+      op.erase();
+  return success();
+}
+
+namespace {
+struct StagePartitionPass
+    : public tv::impl::TVStagePartitionBase<StagePartitionPass> {
+  void runOnOperation() override {
+    PhaseTimer timer(getOperation(), "partition");
+    Partitioner p(getOperation());
+    if (failed(p.run()))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,212 @@
+//===- Verify.cpp - --tv-verify -------------------------------------------===//
+#include "TrainVerify/Transforms/Passes.h"
+#include "TrainVerify/Transforms/Utils.h"
+#include "TrainVerify/Verify/StageVerifier.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/raw_ostream.h"
+#include <atomic>
+#include <mutex>
+
+namespace mlir::tv {
+#define GEN_PASS_DEF_TVVERIFY
+#include "TrainVerify/Transforms/Passes.h.inc"
+} // namespace mlir::tv
+
+using namespace mlir;
+using namespace mlir::tv;
+
+namespace {
+struct VerifyPass : public tv::impl::TVVerifyBase<VerifyPass> {
+  using TVVerifyBase::TVVerifyBase;
+  void runOnOperation() override;
+  void writeStats(StringRef result, size_t stages, size_t proven,
+                  size_t failed, size_t unknown, size_t byNorm,
+                  size_t bySolver, size_t memoHits, double verifySecs);
+};
+} // namespace
+
+void VerifyPass::writeStats(StringRef result, size_t stages, size_t proven,
+                            size_t failed, size_t unknown, size_t byNorm,
+                            size_t bySolver, size_t memoHits,
+                            double verifySecs) {
+  if (statsFile.empty())
+    return;
+  ModuleOp module = getOperation();
+  double total = std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - toolStartTime())
+                     .count();
+  llvm::json::Object o{
+      {"result", result.str()},
+      {"stages", (int64_t)stages},
+      {"stages_proven", (int64_t)proven},
+      {"stages_failed", (int64_t)failed},
+      {"stages_unknown", (int64_t)unknown},
+      {"stages_by_normalization", (int64_t)byNorm},
+      {"stages_by_solver", (int64_t)bySolver},
+      {"stages_memoized", (int64_t)memoHits},
+      {"t_parse_s", phaseSeconds(module, "parse")},
+      {"t_canonicalize_s", phaseSeconds(module, "canonicalize")},
+      {"t_partition_s", phaseSeconds(module, "partition")},
+      {"t_shape_reduce_s", phaseSeconds(module, "shape_reduce")},
+      {"t_verify_s", verifySecs},
+      {"t_total_s", total},
+  };
+  std::error_code ec;
+  llvm::raw_fd_ostream os(statsFile, ec);
+  if (ec) {
+    module.emitError() << "cannot write stats file '" << statsFile
+                       << "': " << ec.message();
+    return;
+  }
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(o))) << "\n";
+}
+
+void VerifyPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto start = std::chrono::steady_clock::now();
+  SmallVector<StageOp> stages(module.getOps<StageOp>());
+  if (stages.empty()) {
+    module.emitError() << "no tv.stage to verify; run --tv-stage-partition "
+                          "first (or --tv-verify-pipeline)";
+    writeStats("error", 0, 0, 0, 0, 0, 0, 0, 0);
+    return signalPassFailure();
+  }
+  if (onlyStage >= 0) {
+    if (onlyStage >= (int)stages.size()) {
+      module.emitError() << "only-stage=" << onlyStage << " but the module has "
+                         << stages.size() << " stages";
+      return signalPassFailure();
+    }
+    stages = {stages[onlyStage]};
+  }
+  if (!smtlibDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(smtlibDir)) {
+      module.emitError() << "cannot create smtlib-dir '" << smtlibDir
+                         << "': " << ec.message();
+      return signalPassFailure();
+    }
+  }
+
+  // Stages identical up to renaming are verified once.
+  std::vector<std::string> keys(stages.size());
+  llvm::StringMap<size_t> firstOf;
+  std::vector<size_t> representative(stages.size());
+  std::vector<size_t> unique;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    keys[i] = canonicalStageKey(stages[i]);
+    auto [it, inserted] = firstOf.try_emplace(keys[i], i);
+    representative[i] = it->second;
+    if (inserted)
+      unique.push_back(i);
+  }
+
+  StageOptions opts;
+  opts.timeoutMs = stageTimeoutMs;
+  opts.wantSmtLib = !smtlibDir.empty();
+  std::vector<std::optional<StageResult>> results(stages.size());
+  bool progress = llvm::sys::Process::StandardErrIsDisplayed() &&
+                  unique.size() >= 16;
+  std::atomic<size_t> done{0};
+  std::mutex progressMutex;
+  auto work = [&](size_t i) {
+    results[i] = verifyStage(stages[i], opts);
+    size_t n = ++done;
+    if (progress) {
+      std::lock_guard<std::mutex> lock(progressMutex);
+      llvm::errs() << "\rtv-verify: " << n << "/" << unique.size()
+                   << " stages";
+    }
+  };
+  unsigned nThreads = threads ? threads : llvm::hardware_concurrency().compute_thread_count();
+  if (nThreads <= 1 || unique.size() <= 1) {
+    for (size_t i : unique)
+      work(i);
+  } else {
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(nThreads));
+    for (size_t i : unique)
+      pool.async([&, i] { work(i); });
+    pool.wait();
+  }
+  if (progress)
+    llvm::errs() << "\r\033[K";
+  // A failing representative says nothing precise about its copies: verify
+  // those on their own so their diagnostics name their own ops.
+  size_t memoHits = 0;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    if (results[i])
+      continue;
+    const StageResult &rep = *results[representative[i]];
+    if (rep.outcome == StageResult::Proven) {
+      results[i] = rep;
+      ++memoHits;
+    } else {
+      results[i] = verifyStage(stages[i], opts);
+    }
+  }
+
+  size_t proven = 0, failed = 0, unknown = 0, errors = 0, byNorm = 0,
+         bySolver = 0;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const StageResult &r = *results[i];
+    if (!smtlibDir.empty() && !r.smtlib.empty()) {
+      SmallString<128> path(smtlibDir);
+      llvm::sys::path::append(path, stages[i].getSymName().str() + ".smt2");
+      std::error_code ec;
+      llvm::raw_fd_ostream os(path, ec);
+      if (!ec)
+        os << "; tv stage @" << stages[i].getSymName() << "\n"
+           << r.smtlib << "(check-sat)\n";
+    }
+    switch (r.outcome) {
+    case StageResult::Proven:
+      ++proven;
+      (r.byNormalization ? byNorm : bySolver)++;
+      continue;
+    case StageResult::Counterexample:
+      ++failed;
+      break;
+    case StageResult::Unknown:
+      ++unknown;
+      break;
+    case StageResult::Error:
+      ++errors;
+      break;
+    }
+    InFlightDiagnostic d = emitError(r.loc) << r.headline;
+    for (const std::string &line : r.details)
+      d.attachNote(r.loc) << line;
+  }
+  double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  size_t n = stages.size();
+  if (errors) {
+    llvm::errs() << "tv-verify: error in " << errors << " stage(s)\n";
+    writeStats("error", n, proven, failed, unknown, byNorm, bySolver, memoHits,
+               secs);
+    return signalPassFailure();
+  }
+  if (failed) {
+    llvm::errs() << "tv-verify: counterexample in " << failed
+                 << " stage(s)\n";
+    writeStats("counterexample", n, proven, failed, unknown, byNorm, bySolver,
+               memoHits, secs);
+    return signalPassFailure();
+  }
+  if (unknown) {
+    llvm::errs() << "tv-verify: unknown in " << unknown << " stage(s)\n";
+    writeStats("unknown", n, proven, failed, unknown, byNorm, bySolver,
+               memoHits, secs);
+    return signalPassFailure();
+  }
+  llvm::errs() << "tv-verify: proven (" << n << " stages: " << byNorm
+               << " by normalization, " << bySolver << " by solver; "
+               << llvm::format("%.2f", secs) << " s)\n";
+  writeStats("proven", n, proven, 0, 0, byNorm, bySolver, memoHits, secs);
+  markAllAnalysesPreserved();
+}

@@ -1,0 +1,603 @@
+//===- StageVerifier.cpp - proving one stage ------------------------------===//
+#include "TrainVerify/Verify/StageVerifier.h"
+#include "TrainVerify/Dialect/ShapeUtils.h"
+#include "TrainVerify/Verify/Executor.h"
+#include "TrainVerify/Verify/Z3Lowering.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cmath>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::tv;
+
+const char *mlir::tv::toString(StageResult::Outcome o) {
+  switch (o) {
+  case StageResult::Proven:
+    return "proven";
+  case StageResult::Counterexample:
+    return "counterexample";
+  case StageResult::Unknown:
+    return "unknown";
+  case StageResult::Error:
+    return "error";
+  }
+  return "error";
+}
+
+namespace {
+
+std::string indexStr(ArrayRef<int64_t> idx) {
+  std::string s = "[";
+  for (auto [i, x] : llvm::enumerate(idx))
+    s += (i ? ", " : "") + std::to_string(x);
+  return s + "]";
+}
+
+std::string boxStr(LineageAttr l) {
+  std::string s = "'" + l.getSpec().str() + "'[";
+  for (unsigned i = 0; i < l.getRank(); ++i)
+    s += (i ? ", " : "") + std::to_string(l.getLower()[i]) + ":" +
+         std::to_string(l.getUpper()[i]);
+  return s + "]";
+}
+
+void unravel(int64_t flat, ArrayRef<int64_t> shape, SmallVectorImpl<int64_t> &idx) {
+  idx.resize(shape.size());
+  for (int64_t i = (int64_t)shape.size() - 1; i >= 0; --i) {
+    idx[i] = flat % shape[i];
+    flat /= shape[i];
+  }
+}
+
+/// Elements of `t` inside the lineage's box, in row-major order of the box.
+template <typename V>
+std::vector<V> sliceOf(const Tensor<V> &t, LineageAttr l) {
+  SmallVector<int64_t> shape = l.getSliceShape();
+  SmallVector<int64_t> strides = stridesOf(t.shape);
+  std::vector<V> out;
+  SmallVector<int64_t> idx;
+  for (int64_t i = 0, e = numElements(shape); i < e; ++i) {
+    unravel(i, shape, idx);
+    int64_t flat = 0;
+    for (size_t k = 0; k < idx.size(); ++k)
+      flat += (idx[k] + l.getLower()[k]) * strides[k];
+    out.push_back(t.data[flat]);
+  }
+  return out;
+}
+
+/// Inputs of a stage, bound from its assumptions, in one fixed order so that
+/// symbolic and concrete runs create their fresh values identically.
+template <typename D> struct Bindings {
+  using V = typename D::V;
+  using T = Tensor<V>;
+  D &d;
+  std::function<V(const std::string &, bool)> fresh;
+  std::map<std::string, T> spec;
+  std::map<std::pair<int64_t, std::string>, T> plan;
+  /// Equalities that could not be substituted (a plan tensor assumed twice).
+  std::vector<std::pair<V, V>> extra;
+
+  T freshTensor(const std::string &name, RankedTensorType ty) {
+    T t;
+    t.shape.assign(ty.getShape().begin(), ty.getShape().end());
+    bool isInt = isa<IntegerType>(ty.getElementType());
+    SmallVector<int64_t> idx;
+    for (int64_t i = 0, e = ty.getNumElements(); i < e; ++i) {
+      unravel(i, t.shape, idx);
+      t.data.push_back(fresh(name + indexStr(idx), isInt));
+    }
+    return t;
+  }
+
+  LogicalResult bind(StageOp stage) {
+    for (Operation &op : stage.getSpec().getBody().front())
+      if (auto in = dyn_cast<InputOp>(op))
+        spec[in.getName().str()] =
+            freshTensor(in.getName().str(), cast<RankedTensorType>(in.getType()));
+    // Plan tensor types, to size slices of spec tensors the spec side does
+    // not read.
+    std::map<std::pair<int64_t, std::string>, RankedTensorType> planTypes;
+    for (auto prog : stage.getPlan().getBody().front().getOps<RankProgramOp>())
+      for (auto in : prog.getBody().front().getOps<InputOp>())
+        for (int64_t r : prog.getRanks())
+          planTypes[{r, in.getName().str()}] =
+              cast<RankedTensorType>(in.getType());
+    for (Attribute a : stage.getAssumes()) {
+      auto l = cast<LineageAttr>(a);
+      std::vector<V> slice;
+      auto it = spec.find(l.getSpec().str());
+      bool isInt = false;
+      if (it != spec.end()) {
+        slice = sliceOf(it->second, l);
+      } else {
+        for (auto &g : l.getGroupRefs())
+          for (PlanRefAttr ref : g) {
+            auto ty = planTypes.find({ref.getRank(), ref.getName().str()});
+            if (ty != planTypes.end())
+              isInt = isa<IntegerType>(ty->second.getElementType());
+          }
+        SmallVector<int64_t> shape = l.getSliceShape();
+        SmallVector<int64_t> idx;
+        for (int64_t i = 0, e = numElements(shape); i < e; ++i) {
+          unravel(i, shape, idx);
+          for (size_t k = 0; k < idx.size(); ++k)
+            idx[k] += l.getLower()[k];
+          slice.push_back(fresh(l.getSpec().str() + indexStr(idx), isInt));
+        }
+      }
+      SmallVector<int64_t> shape = l.getSliceShape();
+      for (auto &group : l.getGroupRefs()) {
+        std::vector<std::vector<V>> parts(group.size());
+        std::vector<V> rest = slice;
+        for (size_t k = 0; k + 1 < group.size(); ++k) {
+          T t = freshTensor(group[k].getName().str() + "@" +
+                                std::to_string(group[k].getRank()),
+                            RankedTensorType::get(shape, Float32Type::get(
+                                                             stage.getContext())));
+          parts[k] = t.data;
+          for (size_t i = 0; i < rest.size(); ++i)
+            rest[i] = d.sub(rest[i], t.data[i]);
+        }
+        parts.back() = rest;
+        for (auto [k, ref] : llvm::enumerate(group)) {
+          auto key = std::make_pair(ref.getRank(), ref.getName().str());
+          auto existing = plan.find(key);
+          if (existing != plan.end()) {
+            for (size_t i = 0; i < parts[k].size(); ++i)
+              extra.push_back({existing->second.data[i], parts[k][i]});
+            continue;
+          }
+          T t;
+          t.shape.assign(shape.begin(), shape.end());
+          t.data = parts[k];
+          plan[key] = std::move(t);
+        }
+      }
+    }
+    return success();
+  }
+
+  InputFn<V> specInputs() {
+    return [this](int64_t, StringRef name,
+                  RankedTensorType) -> FailureOr<T> {
+      auto it = spec.find(name.str());
+      if (it == spec.end())
+        return failure();
+      return it->second;
+    };
+  }
+  InputFn<V> planInputs(std::string &error) {
+    return [this, &error](int64_t rank, StringRef name,
+                          RankedTensorType ty) -> FailureOr<T> {
+      auto it = plan.find({rank, name.str()});
+      if (it == plan.end()) {
+        error = "plan input '" + name.str() + "' on rank " +
+                std::to_string(rank) + " is not covered by an assumed lineage";
+        return failure();
+      }
+      if (ArrayRef<int64_t>(it->second.shape) != ty.getShape()) {
+        error = "plan input '" + name.str() + "' on rank " +
+                std::to_string(rank) + " does not have its lineage's shape";
+        return failure();
+      }
+      return it->second;
+    };
+  }
+};
+
+/// One compared element: spec slice element vs the sum of one group.
+struct Check {
+  unsigned lineage, group;
+  int64_t element;
+};
+
+template <typename V> struct Outcome {
+  RunState<V> spec, plan;
+  std::vector<std::pair<V, V>> pairs; // (spec, plan) per check
+  std::vector<Check> checks;
+  std::string error;
+};
+
+template <typename D>
+LogicalResult runStage(D &d, StageOp stage, const PlanSchedule &schedule,
+                       Bindings<D> &b, Outcome<typename D::V> &out) {
+  using V = typename D::V;
+  if (failed(b.bind(stage)))
+    return failure();
+  {
+    ScopedDiagnosticHandler silence(stage.getContext(),
+                                    [&](Diagnostic &diag) {
+                                      out.error = diag.str();
+                                      return success();
+                                    });
+    if (failed(runSpec(d, stage.getSpec(), b.specInputs(), out.spec)))
+      return failure();
+    if (failed(runPlan(d, schedule, b.planInputs(out.error), out.plan)))
+      return failure();
+  }
+  for (auto [li, a] : llvm::enumerate(stage.getGuarantees())) {
+    auto l = cast<LineageAttr>(a);
+    const Tensor<V> *s = out.spec.lookupNamed(-1, l.getSpec().getValue());
+    if (!s) {
+      out.error = "the stage's spec does not compute '" + l.getSpec().str() + "'";
+      return failure();
+    }
+    std::vector<V> slice = sliceOf(*s, l);
+    for (auto [gi, group] : llvm::enumerate(l.getGroupRefs())) {
+      std::vector<V> sum(slice.size(), d.zero());
+      for (PlanRefAttr ref : group) {
+        const Tensor<V> *p =
+            out.plan.lookupNamed(ref.getRank(), ref.getName());
+        if (!p || p->data.size() != slice.size()) {
+          out.error = "the stage's plan does not compute '" +
+                      ref.getName().str() + "' on rank " +
+                      std::to_string(ref.getRank()) + " with the lineage's shape";
+          return failure();
+        }
+        for (size_t i = 0; i < sum.size(); ++i)
+          sum[i] = d.add(sum[i], p->data[i]);
+      }
+      for (size_t i = 0; i < slice.size(); ++i) {
+        out.pairs.push_back({slice[i], sum[i]});
+        out.checks.push_back({(unsigned)li, (unsigned)gi, (int64_t)i});
+      }
+    }
+  }
+  return success();
+}
+
+thread_local double tolerance = 1e-6;
+
+bool close(double a, double b) {
+  if (std::isnan(a) || std::isnan(b))
+    return false;
+  if (std::isinf(a) || std::isinf(b))
+    return a == b;
+  return std::fabs(a - b) <= tolerance * (1 + std::fabs(a) + std::fabs(b));
+}
+
+std::string fmt(double v) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::format("%.6g", v);
+  return s;
+}
+
+/// Where a plan tensor named `name` on `rank` is computed in the stage.
+Operation *definingOp(StageOp stage, int64_t rank, StringRef name) {
+  for (auto prog : stage.getPlan().getBody().front().getOps<RankProgramOp>()) {
+    if (!llvm::is_contained(prog.getRanks(), rank))
+      continue;
+    for (auto out : prog.getBody().front().getOps<OutputOp>())
+      if (out.getName() == name)
+        return out.getValue().getDefiningOp() ? out.getValue().getDefiningOp()
+                                              : out.getOperation();
+  }
+  return nullptr;
+}
+
+std::string opDescription(Operation *op, int64_t rank) {
+  std::string s = "'" + op->getName().getStringRef().str() + "' on rank " +
+                  std::to_string(rank);
+  if (auto mb = op->getAttrOfType<IntegerAttr>("mb"))
+    s += ", micro-batch " + std::to_string(mb.getInt());
+  if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
+    s += " at " + loc.getFilename().str() + ":" + std::to_string(loc.getLine());
+  return s;
+}
+
+/// Concrete replay: the counterexample as real numbers, or nothing if the
+/// assignment does not show a mismatch.
+bool replay(StageOp stage, const PlanSchedule &schedule,
+            const std::vector<double> &assignment, std::mt19937_64 *rng,
+            StageResult &result) {
+  ConcreteDomain cd;
+  size_t next = 0;
+  std::vector<std::pair<std::string, double>> inputs;
+  Bindings<ConcreteDomain> b{cd, [&](const std::string &name, bool isInt) {
+                               double v;
+                               if (next < assignment.size() || !rng) {
+                                 v = next < assignment.size() ? assignment[next]
+                                                              : 0.0;
+                               } else if (isInt) {
+                                 v = (double)((*rng)() % 8);
+                               } else {
+                                 v = std::uniform_real_distribution<double>(
+                                     -2.0, 2.0)(*rng);
+                               }
+                               if (isInt)
+                                 v = std::round(v);
+                               ++next;
+                               inputs.push_back({name, v});
+                               return v;
+                             },
+                             {}, {}, {}};
+  Outcome<double> out;
+  if (failed(runStage(cd, stage, schedule, b, out))) {
+    result.outcome = StageResult::Error;
+    result.headline = "stage @" + stage.getSymName().str() +
+                      ": concrete run failed: " + out.error;
+    return false;
+  }
+  for (auto &[x, y] : b.extra)
+    if (!close(x, y))
+      return false; // the assignment violates an assumption
+  // Find the first violated check.
+  size_t bad = out.pairs.size();
+  for (size_t i = 0; i < out.pairs.size(); ++i)
+    if (!close(out.pairs[i].first, out.pairs[i].second)) {
+      bad = i;
+      break;
+    }
+  if (bad == out.pairs.size())
+    return false;
+  const Check &c = out.checks[bad];
+  auto l = cast<LineageAttr>(stage.getGuarantees()[c.lineage]);
+  auto group = l.getGroupRefs()[c.group];
+  Operation *def = definingOp(stage, group[0].getRank(), group[0].getName());
+  result.outcome = StageResult::Counterexample;
+  if (def)
+    result.loc = def->getLoc();
+  std::string planSide;
+  for (auto [k, ref] : llvm::enumerate(group))
+    planSide += (k ? " + " : "") + ("'" + ref.getName().str() + "'@" +
+                                    std::to_string(ref.getRank()));
+  result.headline = "stage @" + stage.getSymName().str() +
+                    ": counterexample: lineage " + boxStr(l) + " = " +
+                    planSide + " does not hold";
+  if (def)
+    result.details.push_back("computed by " +
+                             opDescription(def, group[0].getRank()));
+  // Values of the violated lineage: spec slice and each plan tensor.
+  SmallVector<int64_t> shape = l.getSliceShape();
+  const Tensor<double> *specT = out.spec.lookupNamed(-1, l.getSpec().getValue());
+  std::vector<double> slice = sliceOf(*specT, l);
+  unsigned shown = 0;
+  SmallVector<int64_t> idx;
+  for (size_t i = 0; i < out.pairs.size() && shown < 8; ++i) {
+    const Check &ci = out.checks[i];
+    if (ci.lineage != c.lineage || ci.group != c.group)
+      continue;
+    bool mismatch = !close(out.pairs[i].first, out.pairs[i].second);
+    unravel(ci.element, shape, idx);
+    for (size_t k = 0; k < idx.size(); ++k)
+      idx[k] += l.getLower()[k];
+    std::string line = "  spec '" + l.getSpec().str() + "'" + indexStr(idx) +
+                       " = " + fmt(slice[ci.element]) + "; plan";
+    for (PlanRefAttr ref : group) {
+      const Tensor<double> *p =
+          out.plan.lookupNamed(ref.getRank(), ref.getName());
+      line += " '" + ref.getName().str() + "'@" + std::to_string(ref.getRank()) +
+              " = " + fmt(p->data[ci.element]);
+    }
+    if (group.size() > 1)
+      line += " (sum " + fmt(out.pairs[i].second) + ")";
+    if (mismatch)
+      line += "   <-- mismatch";
+    result.details.push_back(line);
+    ++shown;
+  }
+  std::string in = "inputs:";
+  for (size_t i = 0; i < inputs.size() && i < 12; ++i)
+    in += " " + inputs[i].first + "=" + fmt(inputs[i].second);
+  if (inputs.size() > 12)
+    in += " ...";
+  result.details.push_back(in);
+  return true;
+}
+
+} // namespace
+
+StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options) {
+  StageResult result(stage.getLoc());
+  if (!stage.getSpec() || !stage.getPlan()) {
+    result.headline = "stage has no spec or no plan";
+    return result;
+  }
+  std::string schedError;
+  std::optional<PlanSchedule> schedule;
+  {
+    ScopedDiagnosticHandler h(stage.getContext(), [&](Diagnostic &diag) {
+      schedError = diag.str();
+      result.loc = diag.getLocation();
+      return success();
+    });
+    auto s = PlanSchedule::build(stage.getPlan());
+    if (succeeded(s))
+      schedule = std::move(*s);
+  }
+  if (!schedule) {
+    result.headline = "stage @" + stage.getSymName().str() + ": " + schedError;
+    return result;
+  }
+
+  sym::TermContext terms;
+  SymDomain sd{terms};
+  Bindings<SymDomain> b{sd,
+                        [&](const std::string &name, bool isInt) {
+                          return terms.var(name, isInt);
+                        },
+                        {}, {}, {}};
+  Outcome<sym::TermId> out;
+  if (failed(runStage(sd, stage, *schedule, b, out))) {
+    result.headline = "stage @" + stage.getSymName().str() + ": " + out.error;
+    return result;
+  }
+
+  std::vector<size_t> differing;
+  for (size_t i = 0; i < out.pairs.size(); ++i)
+    if (out.pairs[i].first != out.pairs[i].second)
+      differing.push_back(i);
+  if (differing.empty() && b.extra.empty() && !options.wantSmtLib) {
+    result.outcome = StageResult::Proven;
+    result.byNormalization = true;
+    return result;
+  }
+
+  // The solver: assumptions that were not substituted, and the negation of
+  // the guarantees that normalization could not settle.
+  z3::check_result verdict = z3::unknown;
+  std::vector<double> model;
+  std::string reason;
+  try {
+    z3::context ctx;
+    z3::solver solver(ctx);
+    z3::params p(ctx);
+    p.set("timeout", options.timeoutMs);
+    solver.set(p);
+    Z3Lowering lower(ctx, terms);
+    for (auto &[x, y] : b.extra)
+      solver.add(lower.term(x) == lower.term(y));
+    z3::expr_vector diffs(ctx);
+    std::vector<size_t> all = differing;
+    if (differing.empty())
+      for (size_t i = 0; i < out.pairs.size(); ++i)
+        all.push_back(i);
+    for (size_t i : all)
+      diffs.push_back(lower.term(out.pairs[i].first) !=
+                      lower.term(out.pairs[i].second));
+    solver.add(z3::mk_or(diffs));
+    if (options.wantSmtLib)
+      result.smtlib = solver.to_smt2();
+    if (differing.empty() && b.extra.empty()) {
+      result.outcome = StageResult::Proven;
+      result.byNormalization = true;
+      return result;
+    }
+    verdict = solver.check();
+    if (verdict == z3::sat) {
+      z3::model m = solver.get_model();
+      for (size_t v = 0; v < terms.numVars(); ++v) {
+        double val = 0;
+        if (lower.hasVar(v)) {
+          z3::expr e = m.eval(lower.var(v), true);
+          std::string s = e.is_numeral() ? e.get_decimal_string(17) : "0";
+          if (!s.empty() && s.back() == '?')
+            s.pop_back();
+          val = std::strtod(s.c_str(), nullptr);
+        }
+        model.push_back(val);
+      }
+    } else if (verdict == z3::unknown) {
+      reason = solver.reason_unknown();
+    }
+  } catch (const z3::exception &e) {
+    result.headline = "stage @" + stage.getSymName().str() +
+                      ": solver error: " + e.msg();
+    return result;
+  }
+
+  if (verdict == z3::unsat) {
+    result.outcome = StageResult::Proven;
+    return result;
+  }
+  // Every counterexample is replayed on the concrete semantics before it is
+  // reported: first the solver's model, then random points.
+  if (verdict == z3::sat && replay(stage, *schedule, model, nullptr, result))
+    return result;
+  std::mt19937_64 rng(0x7e57);
+  for (unsigned s = 0; s < options.replaySeeds; ++s)
+    if (replay(stage, *schedule, {}, &rng, result))
+      return result;
+  result.outcome = StageResult::Unknown;
+  result.headline = "stage @" + stage.getSymName().str() + ": unknown: ";
+  if (verdict == z3::sat)
+    result.headline += "the solver's counterexample relies on the abstraction "
+                       "of non-linear functions and does not replay on their "
+                       "real semantics";
+  else
+    result.headline += "the solver gave up (" + reason + ")";
+  if (!differing.empty()) {
+    const Check &c = out.checks[differing.front()];
+    auto l = cast<LineageAttr>(stage.getGuarantees()[c.lineage]);
+    result.details.push_back("first unsettled lineage: " + boxStr(l));
+  }
+  return result;
+}
+
+StageResult mlir::tv::interpretStage(StageOp stage, uint64_t seed,
+                                     double tol) {
+  StageResult result(stage.getLoc());
+  std::string schedError;
+  std::optional<PlanSchedule> schedule;
+  {
+    ScopedDiagnosticHandler h(stage.getContext(), [&](Diagnostic &diag) {
+      schedError = diag.str();
+      result.loc = diag.getLocation();
+      return success();
+    });
+    auto s = PlanSchedule::build(stage.getPlan());
+    if (succeeded(s))
+      schedule = std::move(*s);
+  }
+  if (!schedule) {
+    result.headline = schedError;
+    return result;
+  }
+  tolerance = tol;
+  std::mt19937_64 rng(seed);
+  bool found = replay(stage, *schedule, {}, &rng, result);
+  tolerance = 1e-6;
+  if (!found) {
+    if (result.outcome == StageResult::Error && !result.headline.empty())
+      return result;
+    result.outcome = StageResult::Proven;
+  }
+  return result;
+}
+
+std::string mlir::tv::canonicalStageKey(StageOp stage) {
+  llvm::StringMap<unsigned> rename;
+  auto ren = [&](StringRef n) {
+    auto [it, inserted] = rename.try_emplace(n, rename.size());
+    return "%n" + std::to_string(it->second);
+  };
+  DenseMap<Value, unsigned> valueIds;
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  auto printLineage = [&](Attribute a) {
+    auto l = cast<LineageAttr>(a);
+    os << ren(l.getSpec().getValue()) << "[";
+    for (unsigned i = 0; i < l.getRank(); ++i)
+      os << l.getLower()[i] << ":" << l.getUpper()[i] << ",";
+    os << "]=";
+    for (auto &g : l.getGroupRefs()) {
+      os << "(";
+      for (PlanRefAttr r : g)
+        os << ren(r.getName()) << "@" << r.getRank() << "+";
+      os << ")";
+    }
+    os << ";";
+  };
+  // Walk the regions first so names get numbers in program order.
+  stage.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    os << op->getName().getStringRef() << "(";
+    for (Value v : op->getOperands())
+      os << valueIds.lookup(v) << ",";
+    os << ")";
+    for (Value r : op->getResults()) {
+      valueIds[r] = valueIds.size() + 1;
+      os << r.getType();
+    }
+    for (NamedAttribute a : op->getAttrs()) {
+      if (a.getName() == "sym_name" || a.getName() == "mb")
+        continue;
+      os << " " << a.getName().getValue() << "=";
+      if (isa<InputOp, TagOp, OutputOp>(op) && a.getName() == "name")
+        os << ren(cast<StringAttr>(a.getValue()).getValue());
+      else
+        os << a.getValue();
+    }
+    os << "|";
+  });
+  os << "A:";
+  for (Attribute a : stage.getAssumes())
+    printLineage(a);
+  os << "G:";
+  for (Attribute a : stage.getGuarantees())
+    printLineage(a);
+  return key;
+}

@@ -1,0 +1,554 @@
+//===- Term.cpp - hash-consed real terms in polynomial normal form --------===//
+#include "TrainVerify/Verify/Term.h"
+
+#include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cmath>
+#include <limits>
+
+using namespace mlir::tv::sym;
+using llvm::DynamicAPInt;
+
+//===----------------------------------------------------------------------===//
+// Rat
+//===----------------------------------------------------------------------===//
+
+static DynamicAPInt absVal(const DynamicAPInt &x) { return x < 0 ? -x : x; }
+
+Rat::Rat(DynamicAPInt n, DynamicAPInt d) : num(std::move(n)), den(std::move(d)) {
+  if (den < 0) {
+    num = -num;
+    den = -den;
+  }
+  if (num == 0) {
+    den = DynamicAPInt(1);
+    return;
+  }
+  DynamicAPInt g = gcd(absVal(num), den);
+  if (g != 1) {
+    num /= g;
+    den /= g;
+  }
+}
+
+Rat Rat::fromDouble(double v) {
+  if (v == 0 || !std::isfinite(v))
+    return Rat(0);
+  int exp;
+  double mant = std::frexp(v, &exp); // v = mant * 2^exp, 0.5 <= |mant| < 1
+  // 53 bits of mantissa as an integer.
+  int64_t m = (int64_t)std::ldexp(mant, 53);
+  exp -= 53;
+  DynamicAPInt n(m), d(1);
+  DynamicAPInt two(2);
+  for (; exp > 0; --exp)
+    n *= two;
+  for (; exp < 0; ++exp)
+    d *= two;
+  return Rat(n, d);
+}
+
+double Rat::toDouble() const {
+  // Shift both parts right until they fit in 62 bits; the ratio keeps ~60
+  // significant bits, far more than a double holds.
+  DynamicAPInt n = num, d = den;
+  const DynamicAPInt limit(int64_t(1) << 62);
+  const DynamicAPInt two(2);
+  int64_t exp2 = 0;
+  while (absVal(n) >= limit) {
+    n /= two;
+    ++exp2;
+  }
+  while (d >= limit) {
+    d /= two;
+    --exp2;
+  }
+  if (d == 0)
+    return num < 0 ? -INFINITY : INFINITY;
+  return std::ldexp((double)(int64_t)n / (double)(int64_t)d, exp2);
+}
+
+std::string Rat::toString() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << num;
+  if (den != 1)
+    os << "/" << den;
+  return s;
+}
+
+Rat Rat::operator+(const Rat &o) const {
+  if (den == o.den)
+    return Rat(num + o.num, den);
+  return Rat(num * o.den + o.num * den, den * o.den);
+}
+
+Rat Rat::operator*(const Rat &o) const {
+  return Rat(num * o.num, den * o.den);
+}
+
+Rat Rat::inverse() const { return Rat(den, num); }
+
+//===----------------------------------------------------------------------===//
+// Hashing
+//===----------------------------------------------------------------------===//
+
+size_t TermContext::PolyHash::operator()(const Poly &p) const {
+  llvm::hash_code h = llvm::hash_value(p.size());
+  for (auto &[m, c] : p)
+    h = llvm::hash_combine(h, m, hash_value(c.num), hash_value(c.den));
+  return h;
+}
+size_t TermContext::MonoHash::operator()(const Mono &m) const {
+  llvm::hash_code h = llvm::hash_value(m.size());
+  for (auto &[a, e] : m)
+    h = llvm::hash_combine(h, a, e);
+  return h;
+}
+size_t TermContext::AtomHash::operator()(const Atom &a) const {
+  return llvm::hash_combine(
+      (int)a.kind, (int)a.fn,
+      llvm::hash_combine_range(a.aux.begin(), a.aux.end()),
+      llvm::hash_combine_range(a.args.begin(), a.args.end()));
+}
+
+//===----------------------------------------------------------------------===//
+// TermContext
+//===----------------------------------------------------------------------===//
+
+TermContext::TermContext() {
+  internMono({}); // MonoId 0 is the empty product (the constant monomial).
+  zeroId = intern({});
+  oneId = intern({{0, Rat(1)}});
+}
+
+TermId TermContext::intern(Poly p) {
+  auto it = polyIds.find(p);
+  if (it != polyIds.end())
+    return it->second;
+  TermId id = polys.size();
+  polys.push_back(p);
+  polyIds.emplace(std::move(p), id);
+  return id;
+}
+
+MonoId TermContext::internMono(Mono m) {
+  auto it = monoIds.find(m);
+  if (it != monoIds.end())
+    return it->second;
+  MonoId id = monos.size();
+  monos.push_back(m);
+  monoIds.emplace(std::move(m), id);
+  return id;
+}
+
+AtomId TermContext::internAtom(Atom a) {
+  auto it = atomIds.find(a);
+  if (it != atomIds.end())
+    return it->second;
+  AtomId id = atoms.size();
+  atoms.push_back(a);
+  atomIds.emplace(std::move(a), id);
+  return id;
+}
+
+TermId TermContext::atomTerm(AtomId a) {
+  return intern({{internMono({{a, 1}}), Rat(1)}});
+}
+
+TermId TermContext::constant(const Rat &c) {
+  if (c.isZero())
+    return zeroId;
+  return intern({{0, c}});
+}
+
+TermId TermContext::var(llvm::StringRef name, bool isInt) {
+  int64_t id = vars.size();
+  vars.push_back({name.str(), isInt});
+  Atom a{AtomKind::Var, Fn::Exp, {id}, {}};
+  return atomTerm(internAtom(std::move(a)));
+}
+
+TermId TermContext::add(TermId a, TermId b) {
+  if (a == zeroId)
+    return b;
+  if (b == zeroId)
+    return a;
+  const Poly &pa = polys[a], &pb = polys[b];
+  Poly out;
+  out.reserve(pa.size() + pb.size());
+  size_t i = 0, j = 0;
+  while (i < pa.size() || j < pb.size()) {
+    if (j == pb.size() || (i < pa.size() && pa[i].first < pb[j].first)) {
+      out.push_back(pa[i++]);
+    } else if (i == pa.size() || pb[j].first < pa[i].first) {
+      out.push_back(pb[j++]);
+    } else {
+      Rat c = pa[i].second + pb[j].second;
+      if (!c.isZero())
+        out.push_back({pa[i].first, c});
+      ++i;
+      ++j;
+    }
+  }
+  return intern(std::move(out));
+}
+
+TermId TermContext::scale(TermId a, const Rat &c) {
+  if (c.isZero() || a == zeroId)
+    return zeroId;
+  if (c.isOne())
+    return a;
+  Poly out = polys[a];
+  for (auto &term : out)
+    term.second = term.second * c;
+  return intern(std::move(out));
+}
+
+MonoId TermContext::monoMul(MonoId a, MonoId b) {
+  if (a == 0)
+    return b;
+  if (b == 0)
+    return a;
+  auto key = a < b ? std::make_pair(a, b) : std::make_pair(b, a);
+  auto it = monoMulCache.find(key);
+  if (it != monoMulCache.end())
+    return it->second;
+  const Mono &ma = monos[a], &mb = monos[b];
+  Mono out;
+  size_t i = 0, j = 0;
+  while (i < ma.size() || j < mb.size()) {
+    if (j == mb.size() || (i < ma.size() && ma[i].first < mb[j].first)) {
+      out.push_back(ma[i++]);
+    } else if (i == ma.size() || mb[j].first < ma[i].first) {
+      out.push_back(mb[j++]);
+    } else {
+      int32_t e = ma[i].second + mb[j].second;
+      if (e)
+        out.push_back({ma[i].first, e});
+      ++i;
+      ++j;
+    }
+  }
+  MonoId id = internMono(std::move(out));
+  monoMulCache[key] = id;
+  return id;
+}
+
+TermId TermContext::mul(TermId a, TermId b) {
+  if (a == zeroId || b == zeroId)
+    return zeroId;
+  if (a == oneId)
+    return b;
+  if (b == oneId)
+    return a;
+  const Poly &pa = polys[a], &pb = polys[b];
+  if (pa.size() == 1 && pa[0].first == 0)
+    return scale(b, pa[0].second);
+  if (pb.size() == 1 && pb[0].first == 0)
+    return scale(a, pb[0].second);
+  llvm::DenseMap<MonoId, Rat> acc;
+  // Copy: interning monomials may not touch `polys`, but keep it obviously safe.
+  Poly ca = pa, cb = pb;
+  for (auto &[ma, xa] : ca)
+    for (auto &[mb, xb] : cb) {
+      MonoId m = monoMul(ma, mb);
+      auto [it, inserted] = acc.try_emplace(m, xa * xb);
+      if (!inserted)
+        it->second = it->second + xa * xb;
+    }
+  Poly out;
+  out.reserve(acc.size());
+  for (auto &[m, c] : acc)
+    if (!c.isZero())
+      out.push_back({m, c});
+  llvm::sort(out, [](auto &x, auto &y) { return x.first < y.first; });
+  return intern(std::move(out));
+}
+
+TermId TermContext::inv(TermId a) {
+  const Poly &p = polys[a];
+  if (p.size() == 1) {
+    // (c * prod a_i^e_i)^-1 = c^-1 * prod a_i^-e_i
+    Rat c = p[0].second.inverse();
+    Mono m = monos[p[0].first];
+    for (auto &f : m)
+      f.second = -f.second;
+    MonoId mid = internMono(std::move(m));
+    return intern({{mid, c}});
+  }
+  Atom at{AtomKind::Inv, Fn::Exp, {}, {a}};
+  return atomTerm(internAtom(std::move(at)));
+}
+
+TermId TermContext::powInt(TermId a, int64_t n) {
+  if (n < 0)
+    return inv(powInt(a, -n));
+  TermId result = oneId, base = a;
+  while (n) {
+    if (n & 1)
+      result = mul(result, base);
+    n >>= 1;
+    if (n)
+      base = mul(base, base);
+  }
+  return result;
+}
+
+TermId TermContext::app(Fn f, llvm::ArrayRef<TermId> args,
+                        llvm::ArrayRef<int64_t> aux) {
+  Atom at{AtomKind::App, f, llvm::SmallVector<int64_t, 2>(aux),
+          llvm::SmallVector<TermId, 4>(args)};
+  return atomTerm(internAtom(std::move(at)));
+}
+
+TermId TermContext::exp(TermId a) {
+  if (auto at = asAtom(a); at && atoms[*at].kind == AtomKind::NegInf)
+    return zeroId;
+  return app(Fn::Exp, {a});
+}
+
+TermId TermContext::max(llvm::ArrayRef<TermId> args) {
+  llvm::SmallVector<TermId, 8> flat;
+  for (TermId t : args) {
+    if (auto at = asAtom(t); at && atoms[*at].kind == AtomKind::Max) {
+      auto &inner = atoms[*at].args;
+      flat.append(inner.begin(), inner.end());
+    } else {
+      flat.push_back(t);
+    }
+  }
+  llvm::sort(flat);
+  flat.erase(std::unique(flat.begin(), flat.end()), flat.end());
+  if (flat.size() == 1)
+    return flat[0];
+  Atom at{AtomKind::Max, Fn::Exp, {}, llvm::SmallVector<TermId, 4>(flat.begin(), flat.end())};
+  return atomTerm(internAtom(std::move(at)));
+}
+
+TermId TermContext::select(TermId index, int64_t offset,
+                           llvm::ArrayRef<TermId> values) {
+  if (llvm::all_of(values, [&](TermId v) { return v == zeroId; }))
+    return zeroId;
+  Rat c;
+  if (isConstant(index, &c) && c.den == 1) {
+    int64_t i = (int64_t)c.num - offset;
+    return i >= 0 && i < (int64_t)values.size() ? values[i] : zeroId;
+  }
+  llvm::SmallVector<TermId, 4> args{index};
+  args.append(values.begin(), values.end());
+  Atom at{AtomKind::Select, Fn::Exp, {offset}, args};
+  return atomTerm(internAtom(std::move(at)));
+}
+
+TermId TermContext::negInf() {
+  Atom at{AtomKind::NegInf, Fn::Exp, {}, {}};
+  return atomTerm(internAtom(std::move(at)));
+}
+
+TermId TermContext::undef() {
+  Atom at{AtomKind::Undef, Fn::Exp, {undefCount++}, {}};
+  return atomTerm(internAtom(std::move(at)));
+}
+
+bool TermContext::isConstant(TermId t, Rat *value) const {
+  const Poly &p = polys[t];
+  if (p.empty()) {
+    if (value)
+      *value = Rat(0);
+    return true;
+  }
+  if (p.size() == 1 && p[0].first == 0) {
+    if (value)
+      *value = p[0].second;
+    return true;
+  }
+  return false;
+}
+
+std::optional<AtomId> TermContext::asAtom(TermId t) const {
+  const Poly &p = polys[t];
+  if (p.size() != 1 || !p[0].second.isOne())
+    return std::nullopt;
+  const Mono &m = monos[p[0].first];
+  if (m.size() != 1 || m[0].second != 1)
+    return std::nullopt;
+  return m[0].first;
+}
+
+llvm::StringRef mlir::tv::sym::fnName(Fn f) {
+  switch (f) {
+  case Fn::Exp: return "exp";
+  case Fn::Log: return "log";
+  case Fn::Sqrt: return "sqrt";
+  case Fn::Sigmoid: return "sigmoid";
+  case Fn::Gelu: return "gelu";
+  case Fn::GeluGrad: return "gelu_grad";
+  case Fn::Relu: return "relu";
+  case Fn::Step: return "step";
+  case Fn::Tanh: return "tanh";
+  case Fn::PowReal: return "pow";
+  case Fn::NonZero: return "nonzero";
+  case Fn::TopKGate: return "topk_gate";
+  case Fn::MaxShare: return "max_share";
+  }
+  return "?";
+}
+
+std::string TermContext::toString(TermId t) const {
+  const Poly &p = polys[t];
+  if (p.empty())
+    return "0";
+  std::string s;
+  for (auto [i, term] : llvm::enumerate(p)) {
+    auto &[m, c] = term;
+    if (i)
+      s += " + ";
+    bool unit = m == 0;
+    if (!c.isOne() || unit)
+      s += c.toString() + (unit ? "" : "*");
+    for (auto [j, f] : llvm::enumerate(monos[m])) {
+      if (j)
+        s += "*";
+      const Atom &a = atoms[f.first];
+      switch (a.kind) {
+      case AtomKind::Var:
+        s += vars[a.aux[0]].name;
+        break;
+      case AtomKind::App: {
+        s += fnName(a.fn).str() + "(";
+        for (auto [k, arg] : llvm::enumerate(a.args))
+          s += (k ? ", " : "") + toString(arg);
+        s += ")";
+        break;
+      }
+      case AtomKind::Inv:
+        s += "1/(" + toString(a.args[0]) + ")";
+        break;
+      case AtomKind::Max:
+        s += "max(...)";
+        break;
+      case AtomKind::Select:
+        s += "select(" + toString(a.args[0]) + ")";
+        break;
+      case AtomKind::NegInf:
+        s += "-inf";
+        break;
+      case AtomKind::Undef:
+        s += "undef";
+        break;
+      }
+      if (f.second != 1)
+        s += "^" + std::to_string(f.second);
+    }
+  }
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Evaluation
+//===----------------------------------------------------------------------===//
+
+double mlir::tv::sym::evalFn(Fn f, llvm::ArrayRef<double> a,
+                             llvm::ArrayRef<int64_t> aux) {
+  switch (f) {
+  case Fn::Exp: return std::exp(a[0]);
+  case Fn::Log: return std::log(a[0]);
+  case Fn::Sqrt: return std::sqrt(a[0]);
+  case Fn::Sigmoid: return 1.0 / (1.0 + std::exp(-a[0]));
+  case Fn::Gelu: return 0.5 * a[0] * (1.0 + std::erf(a[0] / std::sqrt(2.0)));
+  case Fn::GeluGrad: {
+    double cdf = 0.5 * (1.0 + std::erf(a[0] / std::sqrt(2.0)));
+    double pdf = std::exp(-0.5 * a[0] * a[0]) / std::sqrt(2.0 * M_PI);
+    return cdf + a[0] * pdf;
+  }
+  case Fn::Relu: return a[0] > 0 ? a[0] : 0.0;
+  case Fn::Step: return a[0] > 0 ? 1.0 : 0.0;
+  case Fn::Tanh: return std::tanh(a[0]);
+  case Fn::PowReal: return std::pow(a[0], a[1]);
+  case Fn::NonZero: return a[0] != 0 ? 1.0 : 0.0;
+  case Fn::TopKGate: {
+    int64_t k = aux[0], e = aux[1];
+    llvm::SmallVector<int64_t> order(a.size());
+    for (size_t i = 0; i < a.size(); ++i)
+      order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t x, int64_t y) { return a[x] > a[y]; });
+    bool selected = false;
+    double mx = a[order[0]], denom = 0;
+    for (int64_t i = 0; i < k; ++i) {
+      denom += std::exp(a[order[i]] - mx);
+      selected |= order[i] == e;
+    }
+    return selected ? std::exp(a[e] - mx) / denom : 0.0;
+  }
+  case Fn::MaxShare: {
+    double mx = -INFINITY;
+    for (double v : a)
+      mx = std::max(mx, v);
+    int count = 0;
+    for (double v : a)
+      count += v == mx;
+    return a[aux[0]] == mx ? 1.0 / count : 0.0;
+  }
+  }
+  return NAN;
+}
+
+double TermEvaluator::eval(TermId t) {
+  auto it = termCache.find(t);
+  if (it != termCache.end())
+    return it->second;
+  double sum = 0;
+  for (auto &[m, c] : ctx.poly(t)) {
+    double prod = c.toDouble();
+    for (auto &[a, e] : ctx.mono(m))
+      prod *= std::pow(evalAtom(a), e);
+    sum += prod;
+  }
+  termCache[t] = sum;
+  return sum;
+}
+
+double TermEvaluator::evalAtom(AtomId id) {
+  auto it = atomCache.find(id);
+  if (it != atomCache.end())
+    return it->second;
+  const Atom &a = ctx.atom(id);
+  double v = NAN;
+  switch (a.kind) {
+  case AtomKind::Var:
+    v = values[a.aux[0]];
+    break;
+  case AtomKind::App: {
+    llvm::SmallVector<double, 8> args;
+    for (TermId t : a.args)
+      args.push_back(eval(t));
+    v = evalFn(a.fn, args, a.aux);
+    break;
+  }
+  case AtomKind::Inv:
+    v = 1.0 / eval(a.args[0]);
+    break;
+  case AtomKind::Max:
+    v = -INFINITY;
+    for (TermId t : a.args)
+      v = std::max(v, eval(t));
+    break;
+  case AtomKind::Select: {
+    double idx = eval(a.args[0]);
+    int64_t i = (int64_t)std::llround(idx) - a.aux[0];
+    v = i >= 0 && i + 1 < (int64_t)a.args.size() ? eval(a.args[i + 1]) : 0.0;
+    break;
+  }
+  case AtomKind::NegInf:
+    v = -INFINITY;
+    break;
+  case AtomKind::Undef:
+    v = NAN;
+    break;
+  }
+  atomCache[id] = v;
+  return v;
+}

@@ -1,0 +1,103 @@
+//===- LineageTest.cpp - slice arithmetic and coverage --------------------===//
+#include "TrainVerify/Dialect/Lineage.h"
+#include "TrainVerify/Dialect/TVOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Parser/Parser.h"
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace mlir::tv;
+
+static Box box(std::initializer_list<int64_t> lo,
+               std::initializer_list<int64_t> hi) {
+  return Box{SmallVector<int64_t>(lo), SmallVector<int64_t>(hi)};
+}
+
+TEST(Box, VolumeAndShape) {
+  Box b = box({0, 2}, {4, 8});
+  EXPECT_EQ(b.volume(), 24);
+  EXPECT_EQ(b.shape(), (SmallVector<int64_t>{4, 6}));
+  EXPECT_TRUE(Box::full({4, 8}).contains(b));
+  EXPECT_FALSE(b.contains(Box::full({4, 8})));
+}
+
+TEST(Box, Intersect) {
+  auto i = box({0, 0}, {4, 4}).intersect(box({2, 3}, {6, 8}));
+  ASSERT_TRUE(i.has_value());
+  EXPECT_EQ(*i, box({2, 3}, {4, 4}));
+  EXPECT_FALSE(box({0}, {4}).intersect(box({4}, {8})).has_value());
+}
+
+TEST(Box, TilesExactly) {
+  Box whole = Box::full({4, 8});
+  std::string why;
+  EXPECT_TRUE(tilesExactly(whole, {box({0, 0}, {4, 4}), box({0, 4}, {4, 8})}));
+  EXPECT_FALSE(tilesExactly(whole, {box({0, 0}, {4, 4})}, &why));
+  EXPECT_EQ(why, "slices cover 16 of 32 elements");
+  EXPECT_FALSE(tilesExactly(
+      whole, {box({0, 0}, {4, 5}), box({0, 4}, {4, 8})}, &why));
+  EXPECT_EQ(why, "slices 0 and 1 overlap");
+  EXPECT_FALSE(tilesExactly(whole, {box({0, 0}, {4, 9})}, &why));
+  EXPECT_EQ(why, "slice 0 is outside the tensor");
+}
+
+TEST(LineageAttr, ParsePrintRoundTrip) {
+  MLIRContext ctx;
+  ctx.loadDialect<TVDialect>();
+  const char *text = "#tv.lineage<\"y\"[0:4, 8:16] = [\"y\":0 + \"y\":1] | "
+                     "[\"y\":2]>";
+  Attribute attr = parseAttribute(text, &ctx);
+  auto lin = dyn_cast_or_null<LineageAttr>(attr);
+  ASSERT_TRUE(lin);
+  EXPECT_EQ(lin.getSpec().getValue(), "y");
+  EXPECT_EQ(lin.getSliceShape(), (SmallVector<int64_t>{4, 8}));
+  auto groups = lin.getGroupRefs();
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].size(), 2u);
+  EXPECT_EQ(groups[0][1].getRank(), 1);
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  attr.print(os);
+  EXPECT_EQ(parseAttribute(printed, &ctx), attr);
+}
+
+TEST(LineageAttr, RejectsEmptySlice) {
+  MLIRContext ctx;
+  ctx.loadDialect<TVDialect>();
+  ctx.getDiagEngine().registerHandler([](Diagnostic &) { return success(); });
+  EXPECT_FALSE(parseAttribute("#tv.lineage<\"y\"[4:4] = [\"y\":0]>", &ctx));
+}
+
+TEST(CheckLineages, DetectsMissingCoverage) {
+  MLIRContext ctx;
+  ctx.loadDialect<TVDialect>();
+  std::string diag;
+  ctx.getDiagEngine().registerHandler([&](Diagnostic &d) {
+    diag = d.str();
+    return success();
+  });
+  const char *text = R"(
+    tv.mesh @m axes ["tp"] sizes [2]
+    tv.spec @s {
+      %x = tv.input "x" : tensor<4xf32>
+      tv.output "y", %x : tensor<4xf32>
+    }
+    tv.plan @p mesh @m micro_batches 1 {
+      tv.rank_program [0, 1] {
+        %x = tv.input "x" : tensor<2xf32>
+        tv.output "y", %x : tensor<2xf32>
+      }
+    }
+    tv.lineage #tv.lineage<"x"[0:2] = ["x":0]>
+    tv.lineage #tv.lineage<"x"[2:4] = ["x":1]>
+    tv.lineage #tv.lineage<"y"[0:2] = ["y":0]>
+  )";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &ctx);
+  ASSERT_TRUE(module);
+  EXPECT_TRUE(failed(checkLineages(*module)));
+  EXPECT_EQ(diag, "lineages of spec output 'y' do not cover it: slices cover 2 "
+                  "of 4 elements");
+}
