@@ -159,8 +159,7 @@ void VerifyPass::runOnOperation() {
       std::error_code ec;
       llvm::raw_fd_ostream os(path, ec);
       if (!ec)
-        os << "; tv stage @" << stages[i].getSymName() << "\n"
-           << r.smtlib << "(check-sat)\n";
+        os << "; tv stage @" << stages[i].getSymName() << "\n" << r.smtlib;
     }
     switch (r.outcome) {
     case StageResult::Proven:

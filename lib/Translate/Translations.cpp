@@ -1,6 +1,7 @@
 //===- Translations.cpp - registration of tv translations -----------------===//
 #include "TrainVerify/Translate/Translations.h"
 #include "TrainVerify/Dialect/TVOps.h"
+#include "TrainVerify/Verify/StageVerifier.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
@@ -11,11 +12,35 @@ namespace mlir::tv {
 LogicalResult exportPlanSummary(ModuleOp module, llvm::raw_ostream &os);
 }
 
+/// The solver query of every stage, as SMT-LIB 2: declarations, the
+/// assumptions that could not be substituted, the negated guarantees.
+static LogicalResult exportSmtLib(ModuleOp module, llvm::raw_ostream &os) {
+  SmallVector<tv::StageOp> stages(module.getOps<tv::StageOp>());
+  if (stages.empty())
+    return module.emitError()
+           << "no tv.stage to export; run tv-opt --tv-stage-partition first";
+  tv::StageOptions opts;
+  opts.wantSmtLib = true;
+  for (tv::StageOp stage : stages) {
+    tv::StageResult r = tv::verifyStage(stage, opts);
+    if (r.smtlib.empty())
+      return stage.emitError() << "cannot build the query: " << r.headline;
+    os << "; tv stage @" << stage.getSymName() << "\n" << r.smtlib;
+  }
+  return success();
+}
+
 void mlir::tv::registerTVTranslations() {
   static TranslateFromMLIRRegistration summary(
       "export-plan-summary", "JSON summary of a tv module",
       [](Operation *op, llvm::raw_ostream &os) {
         return exportPlanSummary(cast<ModuleOp>(op), os);
+      },
+      [](DialectRegistry &registry) { registry.insert<tv::TVDialect>(); });
+  static TranslateFromMLIRRegistration smtlib(
+      "export-smtlib", "SMT-LIB 2 query of every stage of a partitioned module",
+      [](Operation *op, llvm::raw_ostream &os) {
+        return exportSmtLib(cast<ModuleOp>(op), os);
       },
       [](DialectRegistry &registry) { registry.insert<tv::TVDialect>(); });
 }
