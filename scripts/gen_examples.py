@@ -527,14 +527,16 @@ def tp_mlp(mutation=None, shift=None, rank_shift=None):
     ranks = list(range(TP))
     for n in ("x", "dy", "y", "dx"):
         replicated(m, n, (B, H), n, ranks)
-    for r in ranks:
-        rows = (r * F // TP, (r + 1) * F // TP)
-        m.lineage("w1", [rows, (0, H)], [[("w1", r)]])
-        m.lineage("dw1", [rows, (0, H)], [[("dw1", r)]])
-        m.lineage("w2", [(0, H), rows], [[("w2", r)]])
-        m.lineage("dw2", [(0, H), rows], [[("dw2", r)]])
-        for n in ("h", "a", "da", "dh"):
-            m.lineage(n, [(0, B), rows], [[(n, r)]])
+    shard = [(r * F // TP, (r + 1) * F // TP) for r in ranks]
+    for n in ("w1", "dw1"):  # rows of w1 (column-parallel)
+        for r in ranks:
+            m.lineage(n, [shard[r], (0, H)], [[(n, r)]])
+    for n in ("w2", "dw2"):  # columns of w2 (row-parallel)
+        for r in ranks:
+            m.lineage(n, [(0, H), shard[r]], [[(n, r)]])
+    for n in ("h", "a", "da", "dh"):  # ffn activations, sharded on ffn
+        for r in ranks:
+            m.lineage(n, [(0, B), shard[r]], [[(n, r)]])
     return m.render()
 
 

@@ -170,14 +170,40 @@ FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan) {
     if (active[r] && cur[r].pc != cur[r].end)
       blocked.push_back(r);
   if (!blocked.empty()) {
-    Operation *op = &*cur[blocked.front()].pc;
+    // A receive that waits for a send that never comes is the usual root
+    // cause (ranks stuck in collectives wait on it): report it first.
+    // Best of all, a receive on a rank that another rank did send to: the
+    // signature of a wrong peer.
+    auto sentTo = [&](int64_t r) -> int64_t {
+      for (auto &[key, q] : mail)
+        if (std::get<1>(key) == r && !q.empty())
+          return std::get<0>(key);
+      return -1;
+    };
+    int64_t culprit = blocked.front();
+    bool found = false;
+    for (int64_t r : blocked)
+      if (isa<RecvOp>(&*cur[r].pc) && sentTo(r) >= 0) {
+        culprit = r;
+        found = true;
+        break;
+      }
+    for (int64_t r : blocked)
+      if (!found && isa<RecvOp>(&*cur[r].pc)) {
+        culprit = r;
+        found = true;
+      }
+    Operation *op = &*cur[culprit].pc;
     InFlightDiagnostic d = op->emitError()
                            << "plan deadlocks: ranks " << rankList(blocked)
-                           << " never complete; rank " << blocked.front()
+                           << " never complete; rank " << culprit
                            << " waits in '" << op->getName() << "'";
-    if (auto recv = dyn_cast<RecvOp>(op))
-      d << " for a send from rank " << recv.getPeerOf(blocked.front())
-        << " (tag " << recv.getTag() << ") that never comes";
+    if (auto recv = dyn_cast<RecvOp>(op)) {
+      d << " for a send from rank " << recv.getPeerOf(culprit) << " (tag "
+        << recv.getTag() << ") that never comes";
+      if (int64_t other = sentTo(culprit); other >= 0)
+        d << "; rank " << other << " sent to it instead (wrong peer?)";
+    }
     for (auto &[key, q] : mail)
       for (Operation *send : q)
         d.attachNote(send->getLoc())

@@ -1,0 +1,50 @@
+// RUN: tv-opt %s --tv-ssa-canonicalize | FileCheck %s
+// Idempotent: a second run changes nothing.
+// RUN: tv-opt %s --tv-ssa-canonicalize > %t.1.mlir
+// RUN: tv-opt %t.1.mlir --tv-ssa-canonicalize > %t.2.mlir
+// RUN: diff %t.1.mlir %t.2.mlir
+
+tv.mesh @m axes ["dp", "tp"] sizes [2, 2]
+
+// Identities and redundant copies fold away.
+// CHECK-LABEL: tv.spec @s
+// CHECK: %[[X:.*]] = tv.input "x"
+// CHECK-NOT: tv.copy
+// CHECK-NOT: tv.scale
+// CHECK: tv.output "y", %[[X]]
+tv.spec @s {
+  %x = tv.input "x" : tensor<4xf32>
+  %c = tv.copy %x : tensor<4xf32>
+  %y = tv.scale %c, 1.0 : tensor<4xf32>
+  tv.output "y", %y : tensor<4xf32>
+}
+
+// Rank programs are ordered by first rank; buffers become explicit
+// versions; rank sets that match a mesh axis become that axis.
+// CHECK-LABEL: tv.plan @p
+// CHECK: tv.rank_program [0, 1]
+// CHECK: %[[G0:.*]] = tv.input "g0"
+// CHECK: %[[G1:.*]] = tv.input "g1"
+// CHECK-NOT: tv.accumulate
+// CHECK: %[[V1:.*]] = tv.add %[[G0]], %[[G1]]
+// CHECK-NOT: tv.buffer_read
+// CHECK: %[[R:.*]] = tv.all_reduce sum %[[V1]] {axes = ["dp"]}
+// CHECK: tv.output "dw", %[[R]]
+// CHECK: tv.rank_program [2, 3]
+// CHECK: tv.all_reduce sum %{{.*}} {rank_groups = [array<i64: 0, 3>, array<i64: 1, 2>]}
+tv.plan @p mesh @m micro_batches 2 {
+  tv.rank_program [2, 3] {
+    %g = tv.input "g0" : tensor<4xf32>
+    %r = tv.all_reduce sum %g {rank_groups = [array<i64: 3, 0>, array<i64: 2, 1>]} : tensor<4xf32> -> tensor<4xf32>
+    tv.output "dw", %r : tensor<4xf32>
+  }
+  tv.rank_program [0, 1] {
+    %g0 = tv.input "g0" : tensor<4xf32>
+    %g1 = tv.input "g1" : tensor<4xf32>
+    tv.accumulate "dw", %g0 : tensor<4xf32>
+    tv.accumulate "dw", %g1 : tensor<4xf32>
+    %dw = tv.buffer_read "dw" : tensor<4xf32>
+    %r = tv.all_reduce sum %dw {rank_groups = [array<i64: 1, 3>, array<i64: 0, 2>]} : tensor<4xf32> -> tensor<4xf32>
+    tv.output "dw", %r : tensor<4xf32>
+  }
+}

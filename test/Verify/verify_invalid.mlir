@@ -1,0 +1,26 @@
+// RUN: tv-opt %s --tv-verify --split-input-file --verify-diagnostics
+
+// expected-error @+1 {{no tv.stage to verify; run --tv-stage-partition first (or --tv-verify-pipeline)}}
+module {
+  tv.mesh @mesh axes ["tp"] sizes [1]
+}
+
+// -----
+
+// A stage whose plan reads a tensor no assumption covers.
+module {
+  tv.mesh @mesh axes ["tp"] sizes [1]
+  // expected-error @+1 {{stage @s: plan input 'z' on rank 0 is not covered by an assumed lineage}}
+  tv.stage @s assumes [#tv.lineage<"x"[0:2] = ["x":0]>] guarantees [#tv.lineage<"y"[0:2] = ["y":0]>] {
+    tv.spec @spec {
+      %x = tv.input "x" : tensor<2xf32>
+      tv.output "y", %x : tensor<2xf32>
+    }
+    tv.plan @plan mesh @mesh micro_batches 1 {
+      tv.rank_program [0] {
+        %z = tv.input "z" : tensor<2xf32>
+        tv.output "y", %z : tensor<2xf32>
+      }
+    }
+  }
+}
