@@ -17,6 +17,8 @@ namespace {
 /// A dimension: (value or virtual tensor id, dim index).
 using DimKey = std::pair<const void *, unsigned>;
 
+constexpr int64_t kSearchCap = 16;
+
 struct LinearTerm {
   int64_t coeff;
   DimKey dim;
@@ -651,28 +653,45 @@ LogicalResult ShapeProgram::solveAndRewrite(unsigned timeoutMs) {
       trackOps.push_back(c.why);
       opt.add(e);
     }
-    z3::check_result feasible = solver.check(tracks);
-    if (feasible == z3::unsat) {
-      InFlightDiagnostic d = stage.emitError()
-                             << "inconsistent shape program: the constraints "
-                                "of these ops conflict:";
-      z3::expr_vector core = solver.unsat_core();
-      std::set<std::string> names;
-      for (unsigned i = 0; i < core.size(); ++i) {
-        unsigned idx = std::stoul(core[i].decl().name().str().substr(1));
-        Operation *why = trackOps[idx];
-        if (why)
-          d.attachNote(why->getLoc()) << "'" << why->getName() << "'";
-        else
-          d.attachNote(stage.getLoc()) << "a lineage slice";
-      }
-      return d;
-    }
     z3::expr total = ctx.int_val(0);
     for (auto &v : vars)
       total = total + v;
     opt.minimize(total);
-    if (opt.check() != z3::sat) {
+    // Optimal sizes are tiny; searching below a small cap first keeps the
+    // optimizer's branch and bound short. Without a solution under the cap,
+    // search the whole range.
+    z3::expr_vector capped(ctx);
+    for (size_t c = 0; c < leaders.size(); ++c)
+      if (!fixedOf[c] && origOf[c] > kSearchCap)
+        capped.push_back(vars[c] <= ctx.int_val(kSearchCap));
+    opt.push();
+    for (unsigned i = 0; i < capped.size(); ++i)
+      opt.add(capped[i]);
+    z3::check_result res = opt.check();
+    if (res != z3::sat) {
+      opt.pop();
+      res = opt.check();
+    }
+    if (res == z3::unsat) {
+      // Name the ops whose constraints conflict.
+      if (solver.check(tracks) == z3::unsat) {
+        InFlightDiagnostic d = stage.emitError()
+                               << "inconsistent shape program: the constraints "
+                                  "of these ops conflict:";
+        z3::expr_vector core = solver.unsat_core();
+        std::set<std::string> names;
+        for (unsigned i = 0; i < core.size(); ++i) {
+          unsigned idx = std::stoul(core[i].decl().name().str().substr(1));
+          Operation *why = trackOps[idx];
+          if (why)
+            d.attachNote(why->getLoc()) << "'" << why->getName() << "'";
+          else
+            d.attachNote(stage.getLoc()) << "a lineage slice";
+        }
+        return d;
+      }
+    }
+    if (res != z3::sat) {
       // No better solution found in time: keep the stage as it is.
       stage.emitWarning() << "shape reduction gave up ("
                           << "solver did not finish); the stage keeps its "
