@@ -1,0 +1,446 @@
+//===- SemanticsTest.cpp - symbolic vs concrete semantics, and VJPs -------===//
+//
+// Two properties for every op:
+//  * its symbolic semantics (normalized terms, evaluated at a random point)
+//    equals its concrete semantics at that point;
+//  * its backward op is the vector-Jacobian product of its forward op
+//    (checked against central finite differences).
+//
+//===----------------------------------------------------------------------===//
+#include "TrainVerify/Dialect/TVOps.h"
+#include "TrainVerify/Verify/Executor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "gtest/gtest.h"
+#include <cmath>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::tv;
+
+namespace {
+
+struct Program {
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> module;
+  SpecOp spec;
+  explicit Program(const std::string &body) {
+    ctx.loadDialect<TVDialect>();
+    module = parseSourceString<ModuleOp>("tv.spec @s {\n" + body + "\n}", &ctx);
+    if (module)
+      spec = *module->getOps<SpecOp>().begin();
+  }
+};
+
+using Inputs = std::map<std::string, Tensor<double>>;
+
+/// Random inputs for every tv.input of the spec (ids in [0, 4)).
+Inputs randomInputs(SpecOp spec, std::mt19937_64 &rng) {
+  Inputs in;
+  for (auto op : spec.getBody().front().getOps<InputOp>()) {
+    auto ty = cast<RankedTensorType>(op.getType());
+    Tensor<double> t;
+    t.shape.assign(ty.getShape().begin(), ty.getShape().end());
+    for (int64_t i = 0; i < ty.getNumElements(); ++i)
+      t.data.push_back(isa<IntegerType>(ty.getElementType())
+                           ? (double)(rng() % 4)
+                           : std::uniform_real_distribution<double>(-1.5, 1.5)(rng));
+    in[op.getName().str()] = t;
+  }
+  return in;
+}
+
+RunState<double> runConcrete(SpecOp spec, const Inputs &in) {
+  ConcreteDomain d;
+  RunState<double> st;
+  auto fn = [&](int64_t, StringRef name, RankedTensorType) -> FailureOr<Tensor<double>> {
+    return in.at(name.str());
+  };
+  EXPECT_TRUE(succeeded(runSpec(d, spec, fn, st)));
+  return st;
+}
+
+/// Symbolic run with one variable per input element, evaluated at `in`.
+std::map<std::string, std::vector<double>> runSymbolic(SpecOp spec,
+                                                       const Inputs &in) {
+  sym::TermContext terms;
+  SymDomain d{terms};
+  std::vector<double> values;
+  RunState<sym::TermId> st;
+  auto fn = [&](int64_t, StringRef name,
+                RankedTensorType ty) -> FailureOr<Tensor<sym::TermId>> {
+    Tensor<sym::TermId> t;
+    t.shape.assign(ty.getShape().begin(), ty.getShape().end());
+    for (double v : in.at(name.str()).data) {
+      t.data.push_back(terms.var(name, isa<IntegerType>(ty.getElementType())));
+      values.push_back(v);
+    }
+    return t;
+  };
+  EXPECT_TRUE(succeeded(runSpec(d, spec, fn, st)));
+  sym::TermEvaluator ev(terms, values);
+  std::map<std::string, std::vector<double>> out;
+  for (auto &[key, t] : st.named) {
+    auto &vals = out[key.second];
+    for (sym::TermId id : t.data)
+      vals.push_back(ev.eval(id));
+  }
+  return out;
+}
+
+bool near(double a, double b, double tol) {
+  return std::fabs(a - b) <= tol * (1 + std::fabs(a) + std::fabs(b));
+}
+
+struct OpCase {
+  const char *name;
+  const char *body;
+};
+
+// clang-format off
+const OpCase kOps[] = {
+  {"add_broadcast", R"(%a = tv.input "a" : tensor<2x3xf32>
+    %b = tv.input "b" : tensor<3xf32>
+    %r = tv.add %a, %b : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+    tv.output "r", %r : tensor<2x3xf32>)"},
+  {"sub_mul_div", R"(%a = tv.input "a" : tensor<2x3xf32>
+    %b = tv.input "b" : tensor<2x1xf32>
+    %s = tv.sub %a, %b : tensor<2x3xf32>, tensor<2x1xf32> -> tensor<2x3xf32>
+    %m = tv.mul %s, %a : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+    %e = tv.exp %b : tensor<2x1xf32>
+    %r = tv.div %m, %e : tensor<2x3xf32>, tensor<2x1xf32> -> tensor<2x3xf32>
+    tv.output "r", %r : tensor<2x3xf32>)"},
+  {"scalars", R"(%a = tv.input "a" : tensor<4xf32>
+    %b = tv.add_scalar %a, 0.5 : tensor<4xf32>
+    %c = tv.sub_scalar %b, 0.25 : tensor<4xf32>
+    %d = tv.rsub_scalar %c, 2.0 : tensor<4xf32>
+    %e = tv.div_scalar %d, 3.0 : tensor<4xf32>
+    %f = tv.scale %e, -1.5 : tensor<4xf32>
+    %g = tv.pow %f, 3.0 : tensor<4xf32>
+    %h = tv.neg %g : tensor<4xf32>
+    tv.output "r", %h : tensor<4xf32>)"},
+  {"unary", R"(%a = tv.input "a" : tensor<5xf32>
+    %b = tv.sigmoid %a : tensor<5xf32>
+    %c = tv.silu %a : tensor<5xf32>
+    %d = tv.gelu %a : tensor<5xf32>
+    %e = tv.relu %a : tensor<5xf32>
+    %f = tv.tanh %a : tensor<5xf32>
+    %x = tv.exp %a : tensor<5xf32>
+    %g = tv.sqrt %x : tensor<5xf32>
+    %h = tv.rsqrt %x : tensor<5xf32>
+    %i = tv.log %x : tensor<5xf32>
+    %s1 = tv.add %b, %c : tensor<5xf32>, tensor<5xf32> -> tensor<5xf32>
+    %s2 = tv.add %d, %e : tensor<5xf32>, tensor<5xf32> -> tensor<5xf32>
+    %s3 = tv.add %f, %g : tensor<5xf32>, tensor<5xf32> -> tensor<5xf32>
+    %s4 = tv.mul %h, %i : tensor<5xf32>, tensor<5xf32> -> tensor<5xf32>
+    tv.output "r1", %s1 : tensor<5xf32>
+    tv.output "r2", %s2 : tensor<5xf32>
+    tv.output "r3", %s3 : tensor<5xf32>
+    tv.output "r4", %s4 : tensor<5xf32>)"},
+  {"matmul_linear", R"(%a = tv.input "a" : tensor<2x3x4xf32>
+    %b = tv.input "b" : tensor<2x5x4xf32>
+    %w = tv.input "w" : tensor<3x4xf32>
+    %bias = tv.input "bias" : tensor<3xf32>
+    %m = tv.matmul %a, %b {transpose_rhs} : tensor<2x3x4xf32>, tensor<2x5x4xf32> -> tensor<2x3x5xf32>
+    %n = tv.matmul %a, %a {transpose_lhs} : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x4x4xf32>
+    %l = tv.linear %a, %w, %bias : (tensor<2x3x4xf32>, tensor<3x4xf32>, tensor<3xf32>) -> tensor<2x3x3xf32>
+    tv.output "m", %m : tensor<2x3x5xf32>
+    tv.output "n", %n : tensor<2x4x4xf32>
+    tv.output "l", %l : tensor<2x3x3xf32>)"},
+  {"reductions", R"(%a = tv.input "a" : tensor<2x3x4xf32>
+    %s = tv.sum %a dims [0, 2] : tensor<2x3x4xf32> -> tensor<3xf32>
+    %m = tv.mean %a dims [1] {keepdim} : tensor<2x3x4xf32> -> tensor<2x1x4xf32>
+    %x = tv.max %a dims [2] : tensor<2x3x4xf32> -> tensor<2x3xf32>
+    tv.output "s", %s : tensor<3xf32>
+    tv.output "m", %m : tensor<2x1x4xf32>
+    tv.output "x", %x : tensor<2x3xf32>)"},
+  {"norms_softmax", R"(%a = tv.input "a" : tensor<2x4xf32>
+    %g = tv.input "g" : tensor<4xf32>
+    %b = tv.input "b" : tensor<4xf32>
+    %l = tv.layernorm %a, %g, %b eps 1.0e-05 : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+    %r = tv.rmsnorm %a, %g eps 1.0e-05 : tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+    %s = tv.softmax %a dim 0 : tensor<2x4xf32>
+    tv.output "l", %l : tensor<2x4xf32>
+    tv.output "r", %r : tensor<2x4xf32>
+    tv.output "s", %s : tensor<2x4xf32>)"},
+  {"rotary_mask_ce", R"(%x = tv.input "x" : tensor<2x3x4xf32>
+    %c = tv.input "c" : tensor<3x2xf32>
+    %s = tv.input "s" : tensor<3x2xf32>
+    %r = tv.rotary %x, %c, %s : tensor<2x3x4xf32>, tensor<3x2xf32>, tensor<3x2xf32> -> tensor<2x3x4xf32>
+    %q = tv.input "q" : tensor<2x3x3xf32>
+    %m = tv.causal_mask : tensor<3x3xi1>
+    %am = tv.apply_mask %q, %m : tensor<2x3x3xf32>, tensor<3x3xi1> -> tensor<2x3x3xf32>
+    %p = tv.softmax %am dim 2 : tensor<2x3x3xf32>
+    %logits = tv.input "logits" : tensor<3x4xf32>
+    %labels = tv.input "labels" : tensor<3xi64>
+    %ce = tv.cross_entropy %logits, %labels : tensor<3x4xf32>, tensor<3xi64> -> tensor<f32>
+    tv.output "r", %r : tensor<2x3x4xf32>
+    tv.output "p", %p : tensor<2x3x3xf32>
+    tv.output "ce", %ce : tensor<f32>)"},
+  {"embedding_movement", R"(%ids = tv.input "ids" : tensor<2x3xi64>
+    %t = tv.input "t" : tensor<4x2xf32>
+    %e = tv.embedding %ids, %t : tensor<2x3xi64>, tensor<4x2xf32> -> tensor<2x3x2xf32>
+    %v = tv.reshape %e : tensor<2x3x2xf32> -> tensor<6x2xf32>
+    %tr = tv.transpose %e perm [2, 0, 1] : tensor<2x3x2xf32> -> tensor<2x2x3xf32>
+    %sl = tv.slice %tr start [0, 1, 1] : tensor<2x2x3xf32> -> tensor<2x1x2xf32>
+    %cc = tv.concat %v, %v dim 1 : (tensor<6x2xf32>, tensor<6x2xf32>) -> tensor<6x4xf32>
+    %bc = tv.broadcast %sl : tensor<2x1x2xf32> -> tensor<3x2x4x2xf32>
+    tv.output "cc", %cc : tensor<6x4xf32>
+    tv.output "bc", %bc : tensor<3x2x4x2xf32>)"},
+  {"moe", R"(%x = tv.input "x" : tensor<3x2xf32>
+    %l = tv.input "l" : tensor<3x4xf32>
+    %g = tv.topk_gate %l k 2 : tensor<3x4xf32>
+    %d = tv.dispatch %x, %g : tensor<3x2xf32>, tensor<3x4xf32> -> tensor<4x3x2xf32>
+    %y = tv.exp %d : tensor<4x3x2xf32>
+    %c = tv.combine %y, %g : tensor<4x3x2xf32>, tensor<3x4xf32> -> tensor<3x2xf32>
+    tv.output "c", %c : tensor<3x2xf32>)"},
+  {"optimizer", R"(%w = tv.input "w" : tensor<3xf32>
+    %g = tv.input "g" : tensor<3xf32>
+    %m = tv.input "m" : tensor<3xf32>
+    %v0 = tv.input "v" : tensor<3xf32>
+    %v = tv.mul %v0, %v0 : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+    %s = tv.sgd %w, %g lr 1.0e-01 : tensor<3xf32>
+    %a:3 = tv.adam %w, %g, %m, %v {lr = 1.0e-03 : f64, beta1 = 9.0e-01 : f64, beta2 = 9.99e-01 : f64, eps = 1.0e-08 : f64, step = 3 : i64} : tensor<3xf32>
+    tv.output "s", %s : tensor<3xf32>
+    tv.output "w2", %a#0 : tensor<3xf32>
+    tv.output "m2", %a#1 : tensor<3xf32>
+    tv.output "v2", %a#2 : tensor<3xf32>)"},
+};
+// clang-format on
+
+} // namespace
+
+class SymbolicMatchesConcrete : public ::testing::TestWithParam<OpCase> {};
+
+TEST_P(SymbolicMatchesConcrete, OnRandomPoints) {
+  Program p(GetParam().body);
+  ASSERT_TRUE(p.module) << "does not parse";
+  std::mt19937_64 rng(42);
+  for (int trial = 0; trial < 5; ++trial) {
+    Inputs in = randomInputs(p.spec, rng);
+    RunState<double> conc = runConcrete(p.spec, in);
+    auto sym = runSymbolic(p.spec, in);
+    for (auto &[key, t] : conc.named) {
+      auto &s = sym[key.second];
+      ASSERT_EQ(s.size(), t.data.size()) << key.second;
+      for (size_t i = 0; i < s.size(); ++i)
+        EXPECT_TRUE(near(s[i], t.data[i], 1e-9))
+            << GetParam().name << ": '" << key.second << "'[" << i
+            << "] symbolic " << s[i] << " concrete " << t.data[i];
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOps, SymbolicMatchesConcrete,
+                         ::testing::ValuesIn(kOps),
+                         [](const auto &info) { return info.param.name; });
+
+//===----------------------------------------------------------------------===//
+// Backward ops are vector-Jacobian products
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct VjpCase {
+  const char *name;
+  const char *body;     // computes "y" from inputs and "d_<x>" from "dy"
+  const char *wrt;      // comma-separated inputs to differentiate
+};
+
+// clang-format off
+const VjpCase kVjps[] = {
+  {"exp", R"(%x = tv.input "x" : tensor<3xf32>
+    %dy = tv.input "dy" : tensor<3xf32>
+    %y = tv.exp %x : tensor<3xf32>
+    %d = tv.exp_grad %x, %dy : tensor<3xf32>
+    tv.output "y", %y : tensor<3xf32>
+    tv.output "d_x", %d : tensor<3xf32>)", "x"},
+  {"unary_chain", R"(%x0 = tv.input "x" : tensor<4xf32>
+    %dy = tv.input "dy" : tensor<4xf32>
+    %x = tv.exp %x0 : tensor<4xf32>
+    %a = tv.log %x : tensor<4xf32>
+    %b = tv.sqrt %x : tensor<4xf32>
+    %c = tv.rsqrt %x : tensor<4xf32>
+    %s1 = tv.add %a, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %y = tv.add %s1, %c : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %ga = tv.log_grad %x, %dy : tensor<4xf32>
+    %gb = tv.sqrt_grad %x, %dy : tensor<4xf32>
+    %gc = tv.rsqrt_grad %x, %dy : tensor<4xf32>
+    %g1 = tv.add %ga, %gb : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %g = tv.add %g1, %gc : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %d = tv.exp_grad %x0, %g : tensor<4xf32>
+    tv.output "y", %y : tensor<4xf32>
+    tv.output "d_x", %d : tensor<4xf32>)", "x"},
+  {"activations", R"(%x = tv.input "x" : tensor<5xf32>
+    %dy = tv.input "dy" : tensor<5xf32>
+    %a = tv.sigmoid %x : tensor<5xf32>
+    %b = tv.silu %x : tensor<5xf32>
+    %c = tv.gelu %x : tensor<5xf32>
+    %e = tv.tanh %x : tensor<5xf32>
+    %f = tv.pow %x, 3.0 : tensor<5xf32>
+    %s1 = tv.add %a, %b : tensor<5xf32>, tensor<5xf32> -> tensor<5xf32>
+    %s2 = tv.add %c, %e : tensor<5xf32>, tensor<5xf32> -> tensor<5xf32>
+    %s3 = tv.add %s1, %s2 : tensor<5xf32>, tensor<5xf32> -> tensor<5xf32>
+    %y = tv.add %s3, %f : tensor<5xf32>, tensor<5xf32> -> tensor<5xf32>
+    %ga = tv.sigmoid_grad %x, %dy : tensor<5xf32>
+    %gb = tv.silu_grad %x, %dy : tensor<5xf32>
+    %gc = tv.gelu_grad %x, %dy : tensor<5xf32>
+    %ge = tv.tanh_grad %x, %dy : tensor<5xf32>
+    %gf = tv.pow_grad %x, %dy exponent 3.0 : tensor<5xf32>
+    %t1 = tv.add %ga, %gb : tensor<5xf32>, tensor<5xf32> -> tensor<5xf32>
+    %t2 = tv.add %gc, %ge : tensor<5xf32>, tensor<5xf32> -> tensor<5xf32>
+    %t3 = tv.add %t1, %t2 : tensor<5xf32>, tensor<5xf32> -> tensor<5xf32>
+    %d = tv.add %t3, %gf : tensor<5xf32>, tensor<5xf32> -> tensor<5xf32>
+    tv.output "y", %y : tensor<5xf32>
+    tv.output "d_x", %d : tensor<5xf32>)", "x"},
+  {"relu", R"(%x = tv.input "x" : tensor<6xf32>
+    %dy = tv.input "dy" : tensor<6xf32>
+    %y = tv.relu %x : tensor<6xf32>
+    %d = tv.relu_grad %x, %dy : tensor<6xf32>
+    tv.output "y", %y : tensor<6xf32>
+    tv.output "d_x", %d : tensor<6xf32>)", "x"},
+  {"softmax", R"(%x = tv.input "x" : tensor<2x3xf32>
+    %dy = tv.input "dy" : tensor<2x3xf32>
+    %y = tv.softmax %x dim 1 : tensor<2x3xf32>
+    %d = tv.softmax_grad %y, %dy dim 1 : tensor<2x3xf32>
+    tv.output "y", %y : tensor<2x3xf32>
+    tv.output "d_x", %d : tensor<2x3xf32>)", "x"},
+  {"layernorm", R"(%x = tv.input "x" : tensor<2x4xf32>
+    %g = tv.input "g" : tensor<4xf32>
+    %b = tv.input "b" : tensor<4xf32>
+    %dy = tv.input "dy" : tensor<2x4xf32>
+    %y = tv.layernorm %x, %g, %b eps 1.0e-05 : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+    %dx, %dg, %db = tv.layernorm_grad %x, %g, %dy eps 1.0e-05 : tensor<2x4xf32>, tensor<4xf32>
+    tv.output "y", %y : tensor<2x4xf32>
+    tv.output "d_x", %dx : tensor<2x4xf32>
+    tv.output "d_g", %dg : tensor<4xf32>
+    tv.output "d_b", %db : tensor<4xf32>)", "x,g,b"},
+  {"rmsnorm", R"(%x = tv.input "x" : tensor<2x4xf32>
+    %w = tv.input "w" : tensor<4xf32>
+    %dy = tv.input "dy" : tensor<2x4xf32>
+    %y = tv.rmsnorm %x, %w eps 1.0e-05 : tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+    %dx, %dw = tv.rmsnorm_grad %x, %w, %dy eps 1.0e-05 : tensor<2x4xf32>, tensor<4xf32>
+    tv.output "y", %y : tensor<2x4xf32>
+    tv.output "d_x", %dx : tensor<2x4xf32>
+    tv.output "d_w", %dw : tensor<4xf32>)", "x,w"},
+  {"rotary", R"(%x = tv.input "x" : tensor<3x4xf32>
+    %c = tv.input "c" : tensor<3x2xf32>
+    %s = tv.input "s" : tensor<3x2xf32>
+    %dy = tv.input "dy" : tensor<3x4xf32>
+    %y = tv.rotary %x, %c, %s : tensor<3x4xf32>, tensor<3x2xf32>, tensor<3x2xf32> -> tensor<3x4xf32>
+    %d = tv.rotary_grad %dy, %c, %s : tensor<3x4xf32>, tensor<3x2xf32>, tensor<3x2xf32> -> tensor<3x4xf32>
+    tv.output "y", %y : tensor<3x4xf32>
+    tv.output "d_x", %d : tensor<3x4xf32>)", "x"},
+  {"linear", R"(%x = tv.input "x" : tensor<2x3x4xf32>
+    %w = tv.input "w" : tensor<5x4xf32>
+    %dy = tv.input "dy" : tensor<2x3x5xf32>
+    %y = tv.linear %x, %w : (tensor<2x3x4xf32>, tensor<5x4xf32>) -> tensor<2x3x5xf32>
+    %dx, %dw = tv.linear_grad %x, %w, %dy : tensor<2x3x4xf32>, tensor<5x4xf32>, tensor<2x3x5xf32>
+    tv.output "y", %y : tensor<2x3x5xf32>
+    tv.output "d_x", %dx : tensor<2x3x4xf32>
+    tv.output "d_w", %dw : tensor<5x4xf32>)", "x,w"},
+  {"embedding", R"(%ids = tv.input "ids" : tensor<5xi64>
+    %t = tv.input "t" : tensor<4x3xf32>
+    %dy = tv.input "dy" : tensor<5x3xf32>
+    %y = tv.embedding %ids, %t : tensor<5xi64>, tensor<4x3xf32> -> tensor<5x3xf32>
+    %d = tv.embedding_grad %ids, %dy : tensor<5xi64>, tensor<5x3xf32> -> tensor<4x3xf32>
+    tv.output "y", %y : tensor<5x3xf32>
+    tv.output "d_t", %d : tensor<4x3xf32>)", "t"},
+  {"cross_entropy", R"(%l = tv.input "l" : tensor<3x4xf32>
+    %lab = tv.input "lab" : tensor<3xi64>
+    %dy = tv.input "dy" : tensor<f32>
+    %y = tv.cross_entropy %l, %lab : tensor<3x4xf32>, tensor<3xi64> -> tensor<f32>
+    %d = tv.cross_entropy_grad %l, %lab, %dy : tensor<3x4xf32>, tensor<3xi64>, tensor<f32> -> tensor<3x4xf32>
+    tv.output "y", %y : tensor<f32>
+    tv.output "d_l", %d : tensor<3x4xf32>)", "l"},
+  {"mask", R"(%x = tv.input "x" : tensor<3x3xf32>
+    %dy = tv.input "dy" : tensor<3x3xf32>
+    %m = tv.causal_mask : tensor<3x3xi1>
+    %a = tv.apply_mask %x, %m : tensor<3x3xf32>, tensor<3x3xi1> -> tensor<3x3xf32>
+    %y = tv.softmax %a dim 1 : tensor<3x3xf32>
+    %g = tv.softmax_grad %y, %dy dim 1 : tensor<3x3xf32>
+    %d = tv.apply_mask_grad %g, %m : tensor<3x3xf32>, tensor<3x3xi1> -> tensor<3x3xf32>
+    tv.output "y", %y : tensor<3x3xf32>
+    tv.output "d_x", %d : tensor<3x3xf32>)", "x"},
+  {"mean_max_slice", R"(%x = tv.input "x" : tensor<2x4xf32>
+    %dy1 = tv.input "dy1" : tensor<2xf32>
+    %dy2 = tv.input "dy2" : tensor<4xf32>
+    %dy3 = tv.input "dy3" : tensor<2x2xf32>
+    %m = tv.mean %x dims [1] : tensor<2x4xf32> -> tensor<2xf32>
+    %x2 = tv.max %x dims [0] : tensor<2x4xf32> -> tensor<4xf32>
+    %s = tv.slice %x start [0, 1] : tensor<2x4xf32> -> tensor<2x2xf32>
+    %g1 = tv.mean_grad %dy1 dims [1] : tensor<2xf32> -> tensor<2x4xf32>
+    %g2 = tv.max_grad %x, %dy2 dims [0] : tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+    %g3 = tv.slice_grad %dy3 start [0, 1] : tensor<2x2xf32> -> tensor<2x4xf32>
+    %t = tv.add %g1, %g2 : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+    %d = tv.add %t, %g3 : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+    tv.output "y1", %m : tensor<2xf32>
+    tv.output "y2", %x2 : tensor<4xf32>
+    tv.output "y3", %s : tensor<2x2xf32>
+    tv.output "d_x", %d : tensor<2x4xf32>)", "x"},
+  {"moe", R"(%x = tv.input "x" : tensor<3x2xf32>
+    %l = tv.input "l" : tensor<3x4xf32>
+    %e = tv.input "e" : tensor<4x3x2xf32>
+    %dy = tv.input "dy" : tensor<3x2xf32>
+    %g = tv.topk_gate %l k 2 : tensor<3x4xf32>
+    %d = tv.dispatch %x, %g : tensor<3x2xf32>, tensor<3x4xf32> -> tensor<4x3x2xf32>
+    %h = tv.mul %d, %e : tensor<4x3x2xf32>, tensor<4x3x2xf32> -> tensor<4x3x2xf32>
+    %y = tv.combine %h, %g : tensor<4x3x2xf32>, tensor<3x4xf32> -> tensor<3x2xf32>
+    %dh, %dg = tv.combine_grad %h, %g, %dy : tensor<4x3x2xf32>, tensor<3x4xf32>, tensor<3x2xf32>
+    %dd = tv.mul %dh, %e : tensor<4x3x2xf32>, tensor<4x3x2xf32> -> tensor<4x3x2xf32>
+    %dx = tv.dispatch_grad %dd, %g : tensor<4x3x2xf32>, tensor<3x4xf32> -> tensor<3x2xf32>
+    %dl = tv.topk_gate_grad %l, %dg k 2 : tensor<3x4xf32>
+    tv.output "y", %y : tensor<3x2xf32>
+    tv.output "d_x", %dx : tensor<3x2xf32>
+    tv.output "d_l", %dl : tensor<3x4xf32>)", "x,l"},
+};
+// clang-format on
+
+double lossOf(SpecOp spec, const Inputs &in) {
+  RunState<double> st = runConcrete(spec, in);
+  // L = sum over outputs y* of dy* . y* (dy for y, dyK for yK).
+  double l = 0;
+  for (auto &[key, t] : st.named) {
+    const std::string &name = key.second;
+    if (name.rfind("y", 0) != 0)
+      continue;
+    std::string dyName = "dy" + name.substr(1);
+    const Tensor<double> &dy = in.at(dyName);
+    for (size_t i = 0; i < t.data.size(); ++i)
+      l += dy.data[i] * t.data[i];
+  }
+  return l;
+}
+} // namespace
+
+class BackwardIsVjp : public ::testing::TestWithParam<VjpCase> {};
+
+TEST_P(BackwardIsVjp, MatchesFiniteDifferences) {
+  Program p(GetParam().body);
+  ASSERT_TRUE(p.module) << "does not parse";
+  std::mt19937_64 rng(7);
+  SmallVector<StringRef> wrt;
+  StringRef(GetParam().wrt).split(wrt, ',');
+  for (int trial = 0; trial < 3; ++trial) {
+    Inputs in = randomInputs(p.spec, rng);
+    RunState<double> st = runConcrete(p.spec, in);
+    for (StringRef x : wrt) {
+      const Tensor<double> *grad = st.lookupNamed(-1, ("d_" + x).str());
+      ASSERT_TRUE(grad) << "no d_" << x.str();
+      for (size_t i = 0; i < in[x.str()].data.size(); ++i) {
+        const double h = 1e-6;
+        Inputs plus = in, minus = in;
+        plus[x.str()].data[i] += h;
+        minus[x.str()].data[i] -= h;
+        double numeric = (lossOf(p.spec, plus) - lossOf(p.spec, minus)) / (2 * h);
+        EXPECT_TRUE(near(grad->data[i], numeric, 1e-5))
+            << GetParam().name << ": d" << x.str() << "[" << i << "] = "
+            << grad->data[i] << ", finite differences " << numeric;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllGrads, BackwardIsVjp, ::testing::ValuesIn(kVjps),
+                         [](const auto &info) { return info.param.name; });
