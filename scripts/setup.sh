@@ -30,4 +30,4 @@ if [ ! -f build/build.ninja ]; then
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
     -DLLVM_USE_LINKER=lld
 fi
-ninja -C build -j"$(nproc)" tv-opt tv-translate tv-unittests
+ninja -C build -j"$(nproc)" tv-opt tv-translate tv-unittests mlir-doc
