@@ -235,6 +235,11 @@ LogicalResult RotaryGradOp::verify() {
 /// A vocab-parallel embedding shards over a mesh axis of its plan.
 static LogicalResult verifyVocabAxis(Operation *op,
                                      std::optional<StringRef> axis) {
+  if (op->hasAttr("vocab_offset") && axis)
+    return op->emitOpError() << "takes either vocab_axis or vocab_offset";
+  if (auto off = op->getAttrOfType<IntegerAttr>("vocab_offset");
+      off && off.getInt() < 0)
+    return op->emitOpError() << "vocab_offset must not be negative";
   if (!axis)
     return success();
   auto plan = op->getParentOfType<PlanOp>();

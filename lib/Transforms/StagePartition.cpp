@@ -181,8 +181,11 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
     Value v = work.pop_back_val();
     if (!seen.insert(v).second)
       continue;
+    // A value named by another lineage-carrying tensor is a boundary; so is
+    // the target itself when an earlier lineage already names it (an alias:
+    // the stage then proves the alias from that lineage).
     std::string name = specNameWithLineage(v);
-    if (v != d.specValue && !name.empty()) {
+    if (!name.empty() && (v != d.specValue || name != d.target)) {
       d.specInputs.insert(v);
       d.assumedSpecs.insert(name);
       continue;
@@ -216,7 +219,8 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
     if (!pseen.insert(rv).second)
       continue;
     auto cut = planCuts.find(rv);
-    if (cut != planCuts.end() && !targets.count(rv)) {
+    if (cut != planCuts.end() &&
+        (!targets.count(rv) || cut->second.spec != d.target)) {
       d.planInputs[rv] = cut->second;
       d.assumedSpecs.insert(cut->second.spec);
       continue;

@@ -509,7 +509,7 @@ std::optional<std::string> Eval<D>::run(Operation *op, ArrayRef<const T *> in,
       .Case([&](EmbeddingOp o) {
         const T &ids = *in[0], &table = *in[1];
         int64_t rows = table.shape[0], h = table.shape[1];
-        int64_t offset = 0;
+        int64_t offset = o.getVocabOffset() ? (int64_t)*o.getVocabOffset() : 0;
         if (auto axis = o.getVocabAxis()) {
           int64_t c = coord(*axis);
           if (c < 0) {
@@ -532,7 +532,7 @@ std::optional<std::string> Eval<D>::run(Operation *op, ArrayRef<const T *> in,
         const T &ids = *in[0], &g = *in[1];
         Shape rs = result();
         int64_t rows = rs[0], h = rs[1];
-        int64_t offset = 0;
+        int64_t offset = o.getVocabOffset() ? (int64_t)*o.getVocabOffset() : 0;
         if (auto axis = o.getVocabAxis()) {
           int64_t c = coord(*axis);
           if (c < 0) {

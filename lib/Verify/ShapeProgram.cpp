@@ -56,6 +56,17 @@ private:
     return cast<RankedTensorType>(v.getType()).getShape();
   }
   LogicalResult addOp(Operation *op);
+  /// An explicit vocabulary offset keeps its ratio to the shard's row count.
+  void vocabOffset(Operation *op, int64_t off, Value table) {
+    int64_t rows = shape(table)[0];
+    virtuals.push_back(std::make_unique<int>(0));
+    DimKey st{virtuals.back().get(), 0};
+    original[st] = off;
+    classes.insert(st);
+    lower[st] = 0;
+    linear(op, {{rows, st}}, {{off, key(table, 0)}});
+    offsets.push_back({op, st});
+  }
   void addBroadcast(Operation *op, Value operand, Value result);
   void addReshape(Operation *op, Value in, Value out);
   LogicalResult addLineages();
@@ -82,6 +93,7 @@ private:
     DimKey full, lo, extent;
   };
   std::vector<BoxDim> boxes;
+  std::vector<std::pair<Operation *, DimKey>> offsets; // vocab offsets
   std::vector<std::unique_ptr<int>> virtuals; // owners of virtual dim keys
   DenseMap<DimKey, std::string> where;        // for diagnostics
 };
@@ -305,12 +317,16 @@ LogicalResult ShapeProgram::addOp(Operation *op) {
         for (unsigned d = 0; d < rank(ids); ++d)
           equal(o, key(ids, d), key(r, d));
         equal(o, key(t, 1), last(r));
+        if (auto off = o.getVocabOffset())
+          vocabOffset(o, (int64_t)*off, t);
       })
       .Case([&](EmbeddingGradOp o) {
         Value ids = in(0), g = in(1), r = res();
         for (unsigned d = 0; d < rank(ids); ++d)
           equal(o, key(ids, d), key(g, d));
         equal(o, key(r, 1), last(g));
+        if (auto off = o.getVocabOffset())
+          vocabOffset(o, (int64_t)*off, r);
       })
       .Case([&](CausalMaskOp o) {
         if (shape(res())[0] == shape(res())[1])
@@ -725,6 +741,10 @@ LogicalResult ShapeProgram::solveAndRewrite(unsigned timeoutMs) {
     start[d] = sizeOf(st);
     op->setAttr("start", DenseI64ArrayAttr::get(op->getContext(), start));
   }
+  for (auto &[op, st] : offsets)
+    op->setAttr("vocab_offset",
+                IntegerAttr::get(IntegerType::get(op->getContext(), 64),
+                                 sizeOf(st)));
   // Lineage boxes.
   auto rewrite = [&](ArrayAttr list, bool guarantee) {
     SmallVector<Attribute> out;

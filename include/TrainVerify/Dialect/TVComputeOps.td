@@ -194,12 +194,14 @@ def TV_EmbeddingOp : TV_ProgramOp<"embedding", [Pure]> {
   let summary = "Embedding lookup, optionally vocab-parallel";
   let description = [{
     `result[i..., :] = table[ids[i...] - offset, :]` when the row is inside
-    the table, zero otherwise. `offset` is 0, or, with `vocab_axis`, the
-    rank's coordinate on that mesh axis times the table's row count (the
-    vocab-parallel embedding of Megatron-LM).
+    the table, zero otherwise. `offset` is `vocab_offset` when given (the
+    first vocabulary row this shard holds), or, with `vocab_axis`, the rank's
+    coordinate on that mesh axis times the table's row count (the
+    vocab-parallel embedding of Megatron-LM), or 0.
   }];
   let arguments = (ins TV_IdTensor:$ids, TV_FloatTensor:$table,
-                       OptionalAttr<StrAttr>:$vocab_axis);
+                       OptionalAttr<StrAttr>:$vocab_axis,
+                       OptionalAttr<I64Attr>:$vocab_offset);
   let results = (outs TV_FloatTensor:$result);
   let assemblyFormat = [{
     $ids `,` $table attr-dict `:` type($ids) `,` type($table) `->` type($result)

@@ -102,7 +102,8 @@ def TV_EmbeddingGradOp : TV_ProgramOp<"embedding_grad", [Pure]> {
     with `offset` as in `tv.embedding`; the result type gives the table shape.
   }];
   let arguments = (ins TV_IdTensor:$ids, TV_FloatTensor:$grad,
-                       OptionalAttr<StrAttr>:$vocab_axis);
+                       OptionalAttr<StrAttr>:$vocab_axis,
+                       OptionalAttr<I64Attr>:$vocab_offset);
   let results = (outs TV_FloatTensor:$result);
   let assemblyFormat = [{
     $ids `,` $grad attr-dict `:` type($ids) `,` type($grad) `->` type($result)
