@@ -345,8 +345,15 @@ void Partitioner::emit(StageDraft &d, unsigned index) {
       inputs.push_back({n, v});
     }
     llvm::sort(inputs, [](auto &a, auto &b) { return a.first < b.first; });
-    for (auto &[n, v] : inputs)
-      map.map(v, InputOp::create(sb, v.getLoc(), v.getType(), n).getResult());
+    for (auto &[n, v] : inputs) {
+      Value in = InputOp::create(sb, v.getLoc(), v.getType(), n).getResult();
+      map.map(v, in);
+      // Other lineage-carrying names of the same value (copies folded away)
+      // are aliases of the input: the assumptions about them bind to it.
+      for (const std::string &alias : specNames.namesOf.lookup(v))
+        if (alias != n && d.assumedSpecs.count(alias))
+          TagOp::create(sb, v.getLoc(), alias, in);
+    }
     for (Operation &op : spec.getBody().front())
       if (d.specOps.contains(&op))
         sb.clone(op, map);
@@ -405,6 +412,9 @@ void Partitioner::emit(StageDraft &d, unsigned index) {
       if (ops.count(&op) && !isa<InputOp>(op))
         rb.clone(op, map);
     for (auto &[ptr, name] : k.targets) {
+      // An alias target that is also an input already carries its name.
+      if (llvm::any_of(k.inputs, [&](auto &in) { return in.second == name; }))
+        continue;
       Value v = Value::getFromOpaquePointer(ptr);
       OutputOp::create(rb, v.getLoc(), name, map.lookupOrDefault(v));
     }

@@ -5,11 +5,14 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
 
 namespace mlir::tv {
 LogicalResult exportPlanSummary(ModuleOp module, llvm::raw_ostream &os);
+OwningOpRef<Operation *> importNnScalerJson(llvm::SourceMgr &sourceMgr,
+                                           MLIRContext *ctx);
 }
 
 /// The solver query of every stage, as SMT-LIB 2: declarations, the
@@ -37,6 +40,12 @@ void mlir::tv::registerTVTranslations() {
         return exportPlanSummary(cast<ModuleOp>(op), os);
       },
       [](DialectRegistry &registry) { registry.insert<tv::TVDialect>(); });
+  static TranslateToMLIRRegistration nnscaler(
+      "import-nnscaler-json",
+      "nnScaler execution plan (verdict-plan-json/1) to a tv module",
+      [](llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
+        return importNnScalerJson(sourceMgr, ctx);
+      });
   static TranslateFromMLIRRegistration smtlib(
       "export-smtlib", "SMT-LIB 2 query of every stage of a partitioned module",
       [](Operation *op, llvm::raw_ostream &os) {

@@ -481,6 +481,8 @@ LogicalResult ShapeProgram::addLineages() {
       specNamed[in.getName()] = in.getResult();
     else if (auto out = dyn_cast<OutputOp>(op))
       specNamed[out.getName()] = out.getValue();
+    else if (auto tag = dyn_cast<TagOp>(op))
+      specNamed[tag.getName()] = tag.getValue();
   }
   std::map<std::pair<int64_t, std::string>, Value> planNamed;
   for (auto prog : stage.getPlan().getBody().front().getOps<RankProgramOp>())

@@ -93,10 +93,15 @@ template <typename D> struct Bindings {
   }
 
   LogicalResult bind(StageOp stage) {
-    for (Operation &op : stage.getSpec().getBody().front())
+    for (Operation &op : stage.getSpec().getBody().front()) {
       if (auto in = dyn_cast<InputOp>(op))
         spec[in.getName().str()] =
             freshTensor(in.getName().str(), cast<RankedTensorType>(in.getType()));
+      // A tag of an input is another name of the same spec tensor.
+      if (auto tag = dyn_cast<TagOp>(op))
+        if (auto in = tag.getValue().getDefiningOp<InputOp>())
+          spec[tag.getName().str()] = spec[in.getName().str()];
+    }
     // Plan tensor types, to size slices of spec tensors the spec side does
     // not read.
     std::map<std::pair<int64_t, std::string>, RankedTensorType> planTypes;

@@ -10,7 +10,8 @@ include "TrainVerify/Dialect/TVAttrs.td"
 // (`rank_groups = [array<i64: 0, 1>, array<i64: 2, 3>]`: the set holding the
 // executing rank). A rank's index in its group is its position in the set
 // sorted by rank.
-class TV_CollectiveOp<string mnemonic, dag extraArgs, string desc>
+class TV_CollectiveOp<string mnemonic, dag extraArgs, string desc,
+                      Type tensor = TV_FloatTensor>
     : TV_ProgramOp<mnemonic, []> {
   let description = desc # [{
 
@@ -18,10 +19,10 @@ class TV_CollectiveOp<string mnemonic, dag extraArgs, string desc>
     collective on a group in one rank meets the k-th on the same group in
     every other member.
   }];
-  let arguments = !con((ins TV_FloatTensor:$input), extraArgs,
+  let arguments = !con((ins tensor:$input), extraArgs,
                        (ins OptionalAttr<StrArrayAttr>:$axes,
                             OptionalAttr<ArrayAttr>:$rank_groups));
-  let results = (outs TV_FloatTensor:$result);
+  let results = (outs tensor:$result);
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The group of `rank` (sorted), or an empty list if it cannot be formed.
@@ -39,7 +40,8 @@ def TV_AllReduceOp : TV_CollectiveOp<"all_reduce",
 }
 
 def TV_AllGatherOp : TV_CollectiveOp<"all_gather", (ins I64Attr:$dim),
-    "Concatenates the members' inputs along `dim` in group-index order."> {
+    "Concatenates the members' inputs along `dim` in group-index order.",
+    TV_AnyTensor> {
   let summary = "All-gather over a group";
   let assemblyFormat = [{
     $input `dim` $dim attr-dict `:` type($input) `->` type($result)
@@ -60,7 +62,7 @@ def TV_AllToAllOp : TV_CollectiveOp<"all_to_all",
     (ins I64Attr:$split_dim, I64Attr:$concat_dim),
     "Member i splits its input in n chunks along `split_dim`, sends chunk j "
     "to member j, and concatenates what it receives along `concat_dim` in "
-    "group-index order."> {
+    "group-index order.", TV_AnyTensor> {
   let summary = "All-to-all over a group";
   let assemblyFormat = [{
     $input `split` $split_dim `concat` $concat_dim attr-dict `:` type($input)
@@ -69,7 +71,8 @@ def TV_AllToAllOp : TV_CollectiveOp<"all_to_all",
 }
 
 def TV_BroadcastCommOp : TV_CollectiveOp<"bcast", (ins I64Attr:$root),
-    "Every member receives the input of the member with group index `root`."> {
+    "Every member receives the input of the member with group index `root`.",
+    TV_AnyTensor> {
   let summary = "Broadcast from a root over a group";
   let assemblyFormat = [{
     $input `root` $root attr-dict `:` type($input) `->` type($result)
@@ -87,7 +90,7 @@ def TV_ReduceOp : TV_CollectiveOp<"reduce", (ins I64Attr:$root),
 
 def TV_ChunkOp : TV_CollectiveOp<"chunk", (ins I64Attr:$dim),
     "Member i keeps the i-th of n equal chunks of its input along `dim` "
-    "(local: no data moves)."> {
+    "(local: no data moves).", TV_AnyTensor> {
   let summary = "Takes this rank's chunk along a dimension";
   let assemblyFormat = [{
     $input `dim` $dim attr-dict `:` type($input) `->` type($result)

@@ -1,0 +1,1067 @@
+//===- NnScalerImport.cpp - --import-nnscaler-json ------------------------===//
+//
+// Translates a `verdict-plan-json/1` file (nnScaler plans as VERDICT's front
+// end sees them) into one tv module: Gs becomes the spec, Gp one rank
+// program per rank, the lineages tv.lineage ops. The mapping is specified in
+// docs/nnscaler-import.md; every operator has its exact semantics, an
+// unknown one is an error naming the node.
+//
+//===----------------------------------------------------------------------===//
+#include "TrainVerify/Dialect/Lineage.h"
+#include "TrainVerify/Dialect/TVOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include <map>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::tv;
+namespace json = llvm::json;
+
+namespace {
+
+struct TRef {
+  int64_t rank = 0, mb = 0, tid = 0, v = 0;
+  bool operator<(const TRef &o) const {
+    return std::tie(rank, mb, tid, v) < std::tie(o.rank, o.mb, o.tid, o.v);
+  }
+  bool operator==(const TRef &o) const {
+    return rank == o.rank && mb == o.mb && tid == o.tid && v == o.v;
+  }
+};
+
+/// A tensor key within one program (rank implied); part 1/2 are the real and
+/// imaginary halves of a complex tensor.
+using Key = std::tuple<int64_t, int64_t, int64_t, int>;
+
+struct GraphInfo {
+  const json::Object *graph = nullptr;
+  std::map<int64_t, SmallVector<int64_t>> shape;
+  std::set<int64_t> initial, ids, masks, complexTids;
+};
+
+struct Prog {
+  Block *block = nullptr;
+  int64_t rank = -1; // -1: the spec
+  std::map<Key, Value> values;
+  Operation *lastInput = nullptr;
+};
+
+class Importer {
+public:
+  Importer(MLIRContext *ctx, StringRef file)
+      : ctx(ctx), file(file.str()),
+        fileLoc(FileLineColLoc::get(ctx, file, 0, 0)), b(ctx) {}
+  OwningOpRef<ModuleOp> run(const json::Object &root);
+
+private:
+  InFlightDiagnostic error(const std::string &path) {
+    InFlightDiagnostic d = emitError(fileLoc);
+    d << "nnscaler import: at " << path << ": ";
+    return d;
+  }
+  LogicalResult loadGraph(const json::Object &g, GraphInfo &info,
+                          StringRef path);
+  std::string name(const TRef &t, bool spec, int part = 0) const;
+  RankedTensorType typeOf(const GraphInfo &g, const TRef &t) const;
+  FailureOr<Value> get(Prog &p, GraphInfo &g, const TRef &t, int part,
+                       const std::string &path, Location loc);
+  void define(Prog &p, const TRef &t, Value v, int part = 0);
+  LogicalResult emitNode(Prog &p, GraphInfo &g, const json::Object &node,
+                         const std::string &path);
+  LogicalResult emitLineages(const json::Array &lineages);
+  Value unbroadcast(Location loc, Value g, ArrayRef<int64_t> target);
+
+  MLIRContext *ctx;
+  std::string file;
+  Location fileLoc;
+  OpBuilder b;
+  ModuleOp module;
+  GraphInfo gs, gp;
+  std::map<int64_t, int64_t> progIndex;
+  std::map<int64_t, const json::Array *> collectiveMembers;
+  std::set<std::string> specOutputs;
+  std::set<std::string> specNames;
+  std::vector<std::set<std::string>> planNames;
+  std::map<int64_t, std::set<std::string>> namesByRank;
+  const json::Array *groups = nullptr;
+};
+
+} // namespace
+
+static bool parseTRef(const json::Value *v, TRef &t) {
+  const json::Array *a = v ? v->getAsArray() : nullptr;
+  if (!a || a->size() != 4)
+    return false;
+  std::optional<int64_t> x[4];
+  for (int i = 0; i < 4; ++i)
+    if (!(x[i] = (*a)[i].getAsInteger()))
+      return false;
+  t = {*x[0], *x[1], *x[2], *x[3]};
+  return true;
+}
+
+static std::string opName(const json::Object &n) {
+  if (auto s = n.getString("opname"))
+    return s->str();
+  return "";
+}
+
+static std::string nodeLabel(const json::Object &n, int64_t rank) {
+  std::string s = rank < 0 ? "spec" : "r" + std::to_string(rank);
+  s += ":mb" + std::to_string(n.getInteger("mb").value_or(0));
+  s += ":cid" + std::to_string(n.getInteger("cid").value_or(-1));
+  if (auto ir = n.getString("irname"))
+    s += ":" + ir->str();
+  return s;
+}
+
+std::string Importer::name(const TRef &t, bool spec, int part) const {
+  std::string s = "t" + std::to_string(t.tid) + ".v" + std::to_string(t.v);
+  if (!spec && t.mb >= 0)
+    s += ".mb" + std::to_string(t.mb);
+  if (part == 1)
+    s += ".re";
+  if (part == 2)
+    s += ".im";
+  return s;
+}
+
+RankedTensorType Importer::typeOf(const GraphInfo &g, const TRef &t) const {
+  auto it = g.shape.find(t.tid);
+  ArrayRef<int64_t> shape = it == g.shape.end() ? ArrayRef<int64_t>()
+                                                : ArrayRef<int64_t>(it->second);
+  Type elt = g.ids.count(t.tid)     ? Type(IntegerType::get(ctx, 64))
+             : g.masks.count(t.tid) ? Type(IntegerType::get(ctx, 1))
+                                    : Type(Float32Type::get(ctx));
+  return RankedTensorType::get(shape, elt);
+}
+
+LogicalResult Importer::loadGraph(const json::Object &g, GraphInfo &info,
+                                  StringRef path) {
+  info.graph = &g;
+  const json::Object *tensors = g.getObject("tensors");
+  const json::Object *ranks = g.getObject("ranks");
+  if (!tensors || !ranks)
+    return error(path.str()) << "graph needs 'tensors' and 'ranks' objects";
+  for (auto &[k, v] : *tensors) {
+    int64_t tid;
+    if (StringRef(k).getAsInteger(10, tid))
+      return error(path.str() + ".tensors") << "tensor id '" << k.str()
+                                            << "' is not an integer";
+    const json::Object *t = v.getAsObject();
+    if (!t)
+      return error(path.str() + ".tensors." + k.str()) << "expected an object";
+    if (const json::Array *shape = t->getArray("shape")) {
+      SmallVector<int64_t> s;
+      for (const json::Value &d : *shape) {
+        auto n = d.getAsInteger();
+        if (!n || *n < 0)
+          return error(path.str() + ".tensors." + k.str() + ".shape")
+                 << "dimension is not a non-negative integer";
+        s.push_back(*n);
+      }
+      info.shape[tid] = s;
+    }
+    if (t->getBoolean("initialized").value_or(false) ||
+        t->getBoolean("is_attr").value_or(false))
+      info.initial.insert(tid);
+  }
+  // Element types: ids from the data loader; masks from create_mask and
+  // every pure copy or move of them. Complex tensors: rotary frequencies.
+  static const std::set<std::string> moves = {
+      "ChunkPrim", "MovePrim", "AllGatherPrim", "FW_identity", "IdentityPrim",
+      "FW_multiref", "FW_float", "FW_to", "FW_contiguous"};
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (auto &[r, nodes] : *ranks)
+      for (const json::Value &nv : *nodes.getAsArray()) {
+        const json::Object &n = *nv.getAsObject();
+        std::string op = opName(n);
+        const json::Array *in = n.getArray("in"), *out = n.getArray("out");
+        if (!in || !out)
+          continue;
+        auto mark = [&](std::set<int64_t> &set) {
+          for (const json::Value &o : *out) {
+            TRef t;
+            if (parseTRef(&o, t) && set.insert(t.tid).second)
+              changed = true;
+          }
+        };
+        if (op == "DATALOADER")
+          mark(info.ids);
+        else if (op == "FW_create_mask")
+          mark(info.masks);
+        else if (moves.count(op)) {
+          for (const json::Value &i : *in) {
+            TRef t;
+            if (parseTRef(&i, t) && info.masks.count(t.tid))
+              mark(info.masks);
+          }
+        }
+        TRef f;
+        if (op == "FW_apply_rotary_emb" && in->size() == 3 &&
+            parseTRef(&(*in)[2], f))
+          info.complexTids.insert(f.tid);
+        if (op == "BW_apply_rotary_emb" && in->size() == 5 &&
+            parseTRef(&(*in)[4], f))
+          info.complexTids.insert(f.tid);
+      }
+  }
+  return success();
+}
+
+FailureOr<Value> Importer::get(Prog &p, GraphInfo &g, const TRef &t, int part,
+                               const std::string &path, Location loc) {
+  if (p.rank >= 0 && t.rank != p.rank)
+    return emitError(loc) << "nnscaler import: at " << path << ": tensor "
+                          << name(t, false) << " lives on rank " << t.rank
+                          << ", not on rank " << p.rank;
+  Key key{t.mb, t.tid, t.v, part};
+  auto it = p.values.find(key);
+  if (it != p.values.end())
+    return it->second;
+  if (!g.initial.count(t.tid))
+    return emitError(loc) << "nnscaler import: at " << path << ": tensor "
+                          << name(t, p.rank < 0) << " (tid " << t.tid << ", v"
+                          << t.v << ", mb " << t.mb << ") is read on "
+                          << (p.rank < 0 ? std::string("the spec")
+                                         : "rank " + std::to_string(p.rank))
+                          << " but no node produces it and it is not an "
+                             "initial value (broken dataflow)";
+  // An initial value: an input of the program, placed with the others.
+  OpBuilder ib(ctx);
+  if (p.lastInput)
+    ib.setInsertionPointAfter(p.lastInput);
+  else
+    ib.setInsertionPointToStart(p.block);
+  auto in = InputOp::create(ib, fileLoc, typeOf(g, t), name(t, p.rank < 0, part));
+  p.lastInput = in;
+  p.values[key] = in.getResult();
+  (p.rank < 0 ? specNames : namesByRank[p.rank]).insert(name(t, p.rank < 0, part));
+  return in.getResult();
+}
+
+void Importer::define(Prog &p, const TRef &t, Value v, int part) {
+  p.values[Key{t.mb, t.tid, t.v, part}] = v;
+  std::string n = name(t, p.rank < 0, part);
+  auto &names = p.rank < 0 ? specNames : namesByRank[p.rank];
+  if (!names.insert(n).second)
+    return; // A re-definition keeps the first name (the JSON is SSA).
+  if (p.rank < 0 && specOutputs.count(n))
+    OutputOp::create(b, v.getLoc(), n, v);
+  else
+    TagOp::create(b, v.getLoc(), n, v);
+}
+
+Value Importer::unbroadcast(Location loc, Value g, ArrayRef<int64_t> target) {
+  auto gt = cast<RankedTensorType>(g.getType());
+  ArrayRef<int64_t> gs = gt.getShape();
+  size_t off = gs.size() - target.size();
+  SmallVector<int64_t> keepDims, leadDims;
+  for (size_t i = 0; i < target.size(); ++i)
+    if (target[i] == 1 && gs[off + i] != 1)
+      keepDims.push_back(off + i);
+  for (size_t i = 0; i < off; ++i)
+    leadDims.push_back(i);
+  Value v = g;
+  auto reduce = [&](ArrayRef<int64_t> dims, bool keep) {
+    auto ty = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape;
+    for (auto [i, d] : llvm::enumerate(ty.getShape())) {
+      bool r = llvm::is_contained(dims, (int64_t)i);
+      if (!r)
+        shape.push_back(d);
+      else if (keep)
+        shape.push_back(1);
+    }
+    v = SumOp::create(b, loc, RankedTensorType::get(shape, ty.getElementType()),
+                      v, b.getDenseI64ArrayAttr(dims), keep ? b.getUnitAttr()
+                                                           : UnitAttr());
+  };
+  if (!keepDims.empty())
+    reduce(keepDims, true);
+  if (!leadDims.empty())
+    reduce(leadDims, false);
+  return v;
+}
+
+static double constAt(const json::Object &n, size_t i, bool *ok) {
+  const json::Object *kw = n.getObject("kwargs");
+  const json::Array *c = kw ? kw->getArray("__consts") : nullptr;
+  if (!c || i >= c->size()) {
+    *ok = false;
+    return 0;
+  }
+  if (auto d = (*c)[i].getAsNumber())
+    return *d;
+  *ok = false;
+  return 0;
+}
+
+LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
+                                 const json::Object &n,
+                                 const std::string &path) {
+  std::string op = opName(n);
+  Location loc = NameLoc::get(StringAttr::get(ctx, nodeLabel(n, p.rank)), fileLoc);
+  const json::Array *inArr = n.getArray("in"), *outArr = n.getArray("out");
+  if (!inArr || !outArr)
+    return emitError(loc) << "nnscaler import: at " << path
+                          << ": node needs 'in' and 'out' lists";
+  SmallVector<TRef> ins, outs;
+  for (auto [i, v] : llvm::enumerate(*inArr)) {
+    TRef t;
+    if (!parseTRef(&v, t))
+      return emitError(loc) << "nnscaler import: at " << path << ".in[" << i
+                            << "]: expected [rank, mb, tid, v]";
+    ins.push_back(t);
+  }
+  for (auto [i, v] : llvm::enumerate(*outArr)) {
+    TRef t;
+    if (!parseTRef(&v, t))
+      return emitError(loc) << "nnscaler import: at " << path << ".out[" << i
+                            << "]: expected [rank, mb, tid, v]";
+    outs.push_back(t);
+  }
+  const json::Object *kw = n.getObject("kwargs");
+  auto in = [&](size_t i, int part = 0) -> FailureOr<Value> {
+    if (i >= ins.size())
+      return emitError(loc) << "nnscaler import: at " << path << ": '" << op
+                            << "' needs at least " << i + 1 << " inputs";
+    return get(p, g, ins[i], part, path + ".in[" + std::to_string(i) + "]",
+               loc);
+  };
+  auto outTy = [&](size_t i) { return typeOf(g, outs[i]); };
+  auto needOuts = [&](size_t k) -> LogicalResult {
+    if (outs.size() != k)
+      return emitError(loc) << "nnscaler import: at " << path << ": '" << op
+                            << "' has " << outs.size() << " outputs, expected "
+                            << k;
+    return success();
+  };
+  auto rankOf = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getRank();
+  };
+  b.setInsertionPointToEnd(p.block);
+  bool ok = true;
+  auto scalar = [&](size_t i) {
+    double c = constAt(n, i, &ok);
+    return c;
+  };
+  // Unary and copy-like ops: [x] -> [y].
+  auto unary = [&](auto build) -> LogicalResult {
+    if (failed(needOuts(1)))
+      return failure();
+    auto x = in(0);
+    if (failed(x))
+      return failure();
+    define(p, outs[0], build(*x));
+    return success();
+  };
+  // Backward ops of unary ops: [dy, x] -> [dx].
+  auto unaryGrad = [&](auto build) -> LogicalResult {
+    if (failed(needOuts(1)))
+      return failure();
+    auto dy = in(0), x = in(1);
+    if (failed(dy) || failed(x))
+      return failure();
+    define(p, outs[0], build(*x, *dy));
+    return success();
+  };
+  auto perm2 = [&](int64_t rank) {
+    SmallVector<int64_t> perm;
+    for (int64_t i = 0; i < rank; ++i)
+      perm.push_back(i);
+    int64_t d0 = kw ? kw->getInteger("dim0").value_or(0) : 0;
+    int64_t d1 = kw ? kw->getInteger("dim1").value_or(0) : 0;
+    if (d0 < 0)
+      d0 += rank;
+    if (d1 < 0)
+      d1 += rank;
+    std::swap(perm[d0], perm[d1]);
+    return perm;
+  };
+  auto transposed = [&](Value x, ArrayRef<int64_t> perm) -> Value {
+    auto ty = cast<RankedTensorType>(x.getType());
+    SmallVector<int64_t> shape;
+    for (int64_t q : perm)
+      shape.push_back(ty.getDimSize(q));
+    return TransposeOp::create(
+        b, loc, RankedTensorType::get(shape, ty.getElementType()), x,
+        b.getDenseI64ArrayAttr(perm));
+  };
+  auto maskMatrix = [&](Value m) -> Value {
+    auto ty = cast<RankedTensorType>(m.getType());
+    ArrayRef<int64_t> s = ty.getShape();
+    if (s.size() == 2)
+      return m;
+    return ReshapeOp::create(
+        b, loc, RankedTensorType::get(s.take_back(2), ty.getElementType()), m);
+  };
+  auto groupOf = [&]() -> FailureOr<ArrayAttr> {
+    auto gi = n.getInteger("group");
+    if (!gi || !groups || *gi < 0 || *gi >= (int64_t)groups->size())
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ": collective without a valid 'group'";
+    const json::Object *grp = (*groups)[*gi].getAsObject();
+    const json::Array *nodes = grp ? grp->getArray("nodes") : nullptr;
+    if (!nodes)
+      return emitError(loc) << "nnscaler import: at $.Gp.collective_groups["
+                            << *gi << "]: group without 'nodes'";
+    SmallVector<int64_t> members;
+    for (const json::Value &m : *nodes) {
+      const json::Array *pair = m.getAsArray();
+      if (!pair || pair->empty() || !(*pair)[0].getAsInteger())
+        return emitError(loc) << "nnscaler import: at $.Gp.collective_groups["
+                              << *gi << "].nodes: expected [rank, index]";
+      members.push_back(*(*pair)[0].getAsInteger());
+    }
+    llvm::sort(members);
+    if (!llvm::is_contained(members, p.rank))
+      return emitError(loc) << "nnscaler import: at " << path << ": rank "
+                            << p.rank << " runs a collective of group " << *gi
+                            << " but is not one of its members";
+    return b.getArrayAttr({b.getDenseI64ArrayAttr(members)});
+  };
+  auto own = [&]() -> FailureOr<Value> {
+    for (auto [i, t] : llvm::enumerate(ins))
+      if (t.rank == p.rank)
+        return get(p, g, t, 0, path + ".in[" + std::to_string(i) + "]", loc);
+    return emitError(loc) << "nnscaler import: at " << path
+                          << ": no input of the collective lives on rank "
+                          << p.rank;
+  };
+
+  LogicalResult result = success();
+  if (op == "DATALOADER") {
+    if (failed(needOuts(1)))
+      return failure();
+    OpBuilder ib(ctx);
+    if (p.lastInput)
+      ib.setInsertionPointAfter(p.lastInput);
+    else
+      ib.setInsertionPointToStart(p.block);
+    auto inOp = InputOp::create(ib, loc, outTy(0), name(outs[0], p.rank < 0));
+    p.lastInput = inOp;
+    p.values[Key{outs[0].mb, outs[0].tid, outs[0].v, 0}] = inOp.getResult();
+    (p.rank < 0 ? specNames : namesByRank[p.rank])
+        .insert(name(outs[0], p.rank < 0));
+  } else if (op == "FW_embedding" || op == "BW_embedding") {
+    bool fw = op == "FW_embedding";
+    if (failed(needOuts(1)))
+      return failure();
+    auto a = in(0), c = in(1);
+    if (failed(a) || failed(c))
+      return failure();
+    int64_t start = kw ? kw->getInteger("start").value_or(0) : 0;
+    IntegerAttr off = start ? b.getI64IntegerAttr(start) : IntegerAttr();
+    Value r;
+    if (fw)
+      r = EmbeddingOp::create(b, loc, outTy(0), *a, *c, StringAttr(), off);
+    else
+      r = EmbeddingGradOp::create(b, loc, outTy(0), *c, *a, StringAttr(), off);
+    define(p, outs[0], r);
+  } else if (op == "FW_create_mask") {
+    if (failed(needOuts(1)))
+      return failure();
+    RankedTensorType ty = outTy(0);
+    auto m = CausalMaskOp::create(
+        b, loc, RankedTensorType::get(ty.getShape().take_back(2),
+                                      ty.getElementType()));
+    define(p, outs[0], ReshapeOp::create(b, loc, ty, m));
+  } else if (op == "FW_apply_mask") {
+    auto x = in(0), m = in(1);
+    if (failed(needOuts(1)) || failed(x) || failed(m))
+      return failure();
+    define(p, outs[0], ApplyMaskOp::create(b, loc, outTy(0), *x, maskMatrix(*m)));
+  } else if (op == "BW_apply_mask") {
+    auto dy = in(0), m = in(2);
+    if (failed(needOuts(1)) || failed(dy) || failed(m))
+      return failure();
+    define(p, outs[0],
+           ApplyMaskGradOp::create(b, loc, outTy(0), *dy, maskMatrix(*m)));
+  } else if (op == "FW_multiref") {
+    auto x = in(0);
+    if (failed(x))
+      return failure();
+    for (auto [i, t] : llvm::enumerate(outs))
+      define(p, t, CopyOp::create(b, loc, *x));
+  } else if (op == "BW_multiref") {
+    if (failed(needOuts(1)) || ins.empty())
+      return failure();
+    auto acc = in(0);
+    if (failed(acc))
+      return failure();
+    Value s = *acc;
+    for (size_t i = 1; i < ins.size(); ++i) {
+      auto x = in(i);
+      if (failed(x))
+        return failure();
+      s = AddOp::create(b, loc, s.getType(), s, *x);
+    }
+    if (ins.size() == 1)
+      s = CopyOp::create(b, loc, s);
+    define(p, outs[0], s);
+  } else if (op == "FW_float" || op == "FW_to" || op == "FW_contiguous" ||
+             op == "FW_identity" || op == "IdentityPrim" ||
+             op == "BW_identity") {
+    result = unary([&](Value x) { return CopyOp::create(b, loc, x); });
+  } else if (op == "BW_float" || op == "BW_to" || op == "BW_contiguous") {
+    result = unaryGrad([&](Value, Value dy) { return CopyOp::create(b, loc, dy); });
+  } else if (op == "FW_pow") {
+    double c = scalar(0);
+    result = unary([&](Value x) {
+      return PowOp::create(b, loc, x, b.getF64FloatAttr(c));
+    });
+  } else if (op == "BW_pow") {
+    double c = scalar(0);
+    result = unaryGrad([&](Value x, Value dy) {
+      return PowGradOp::create(b, loc, x.getType(), x, dy, b.getF64FloatAttr(c));
+    });
+  } else if (op == "FW_mean" || op == "BW_mean") {
+    bool fw = op == "FW_mean";
+    SmallVector<int64_t> dims;
+    const json::Array *d = kw ? kw->getArray("dim") : nullptr;
+    std::optional<int64_t> single = kw ? kw->getInteger("dim") : std::nullopt;
+    auto x = in(fw ? 0 : 1);
+    if (failed(x) || failed(needOuts(1)))
+      return failure();
+    int64_t r = rankOf(*x);
+    if (d)
+      for (const json::Value &v : *d)
+        dims.push_back(v.getAsInteger().value_or(0));
+    else if (single)
+      dims.push_back(*single);
+    for (int64_t &v : dims)
+      if (v < 0)
+        v += r;
+    bool keep = kw && kw->getBoolean("keepdim").value_or(false);
+    if (fw) {
+      define(p, outs[0],
+             MeanOp::create(b, loc, outTy(0), *x, b.getDenseI64ArrayAttr(dims),
+                            keep ? b.getUnitAttr() : UnitAttr()));
+    } else {
+      auto dy = in(0);
+      if (failed(dy))
+        return failure();
+      define(p, outs[0],
+             MeanGradOp::create(b, loc, outTy(0), *dy,
+                                b.getDenseI64ArrayAttr(dims),
+                                keep ? b.getUnitAttr() : UnitAttr()));
+    }
+  } else if (op == "FW_add" || op == "FW_mul") {
+    bool add = op == "FW_add";
+    if (failed(needOuts(1)))
+      return failure();
+    double alpha = kw ? kw->getNumber("alpha").value_or(1.0) : 1.0;
+    auto a = in(0);
+    if (failed(a))
+      return failure();
+    if (ins.size() == 1) {
+      double c = scalar(0);
+      Value r = add ? Value(AddScalarOp::create(b, loc, *a,
+                                                b.getF64FloatAttr(alpha * c)))
+                    : Value(ScaleOp::create(b, loc, *a, b.getF64FloatAttr(c)));
+      define(p, outs[0], r);
+    } else {
+      auto c = in(1);
+      if (failed(c))
+        return failure();
+      Value rhs = *c;
+      if (add && alpha != 1.0)
+        rhs = ScaleOp::create(b, loc, rhs, b.getF64FloatAttr(alpha));
+      Value r = add ? Value(AddOp::create(b, loc, outTy(0), *a, rhs))
+                    : Value(MulOp::create(b, loc, outTy(0), *a, rhs));
+      define(p, outs[0], r);
+    }
+  } else if (op == "BW_add") {
+    auto dy = in(0);
+    if (failed(dy))
+      return failure();
+    double alpha = kw ? kw->getNumber("alpha").value_or(1.0) : 1.0;
+    // [dy, x] (constant form) or [dy, a, b].
+    for (size_t i = 0; i < outs.size(); ++i) {
+      Value gI = *dy;
+      if (i == 1 && alpha != 1.0)
+        gI = ScaleOp::create(b, loc, gI, b.getF64FloatAttr(alpha));
+      gI = unbroadcast(loc, gI, outTy(i).getShape());
+      if (gI == *dy)
+        gI = CopyOp::create(b, loc, gI);
+      define(p, outs[i], gI);
+    }
+  } else if (op == "BW_mul") {
+    auto dy = in(0), a = in(1);
+    if (failed(dy) || failed(a))
+      return failure();
+    if (ins.size() == 2) { // x * constant
+      double c = scalar(0);
+      define(p, outs[0], ScaleOp::create(b, loc, *dy, b.getF64FloatAttr(c)));
+    } else {
+      auto c = in(2);
+      if (failed(c))
+        return failure();
+      Value opnd[2] = {*a, *c};
+      for (size_t i = 0; i < outs.size() && i < 2; ++i) {
+        Value other = opnd[1 - i];
+        auto gt = cast<RankedTensorType>((*dy).getType());
+        Value prod = MulOp::create(b, loc, gt, *dy, other);
+        define(p, outs[i], unbroadcast(loc, prod, outTy(i).getShape()));
+      }
+    }
+  } else if (op == "FW_rsqrt") {
+    result = unary([&](Value x) { return RsqrtOp::create(b, loc, x); });
+  } else if (op == "BW_rsqrt") {
+    result = unaryGrad([&](Value x, Value dy) {
+      return RsqrtGradOp::create(b, loc, x.getType(), x, dy);
+    });
+  } else if (op == "FW_silu") {
+    result = unary([&](Value x) { return SiluOp::create(b, loc, x); });
+  } else if (op == "BW_silu") {
+    result = unaryGrad([&](Value x, Value dy) {
+      return SiluGradOp::create(b, loc, x.getType(), x, dy);
+    });
+  } else if (op == "FW_div" || op == "BW_div") {
+    double c = scalar(0);
+    size_t xi = 0; // FW: x; BW: dy
+    auto x = in(xi);
+    if (failed(x) || failed(needOuts(1)))
+      return failure();
+    if (ins.size() > (op == "FW_div" ? 1u : 2u))
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ": division by a tensor is not supported";
+    define(p, outs[0], DivScalarOp::create(b, loc, *x, b.getF64FloatAttr(c)));
+  } else if (op == "FW_linear") {
+    auto x = in(0), w = in(1);
+    if (failed(x) || failed(w) || failed(needOuts(1)))
+      return failure();
+    define(p, outs[0], LinearOp::create(b, loc, outTy(0), *x, *w, Value()));
+  } else if (op == "BW_linear") {
+    auto dy = in(0), x = in(1), w = in(2);
+    if (failed(dy) || failed(x) || failed(w) || failed(needOuts(2)))
+      return failure();
+    auto lg = LinearGradOp::create(b, loc, (*x).getType(), (*w).getType(), *x,
+                                   *w, *dy);
+    define(p, outs[0], lg.getDinput());
+    define(p, outs[1], lg.getDweight());
+  } else if (op == "FW_matmul") {
+    auto x = in(0), w = in(1);
+    if (failed(x) || failed(w) || failed(needOuts(1)))
+      return failure();
+    define(p, outs[0], MatmulOp::create(b, loc, outTy(0), *x, *w));
+  } else if (op == "BW_matmul") {
+    auto dc = in(0), a = in(1), c = in(2);
+    if (failed(dc) || failed(a) || failed(c) || failed(needOuts(2)))
+      return failure();
+    auto da = MatmulOp::create(b, loc, outTy(0), *dc, *c, UnitAttr(),
+                               b.getUnitAttr());
+    auto db = MatmulOp::create(b, loc, outTy(1), *a, *dc, b.getUnitAttr(),
+                               UnitAttr());
+    define(p, outs[0], da);
+    define(p, outs[1], db);
+  } else if (op == "FW_view" || op == "BW_view") {
+    auto x = in(0);
+    if (failed(x) || failed(needOuts(1)))
+      return failure();
+    define(p, outs[0], ReshapeOp::create(b, loc, outTy(0), *x));
+  } else if (op == "FW_transpose" || op == "BW_transpose") {
+    auto x = in(0);
+    if (failed(x) || failed(needOuts(1)))
+      return failure();
+    define(p, outs[0], transposed(*x, perm2(rankOf(*x))));
+  } else if (op == "FW_softmax" || op == "BW_softmax") {
+    bool fw = op == "FW_softmax";
+    auto x = in(fw ? 0 : 1);
+    if (failed(x) || failed(needOuts(1)))
+      return failure();
+    int64_t dim = kw ? kw->getInteger("dim").value_or(-1) : -1;
+    if (dim < 0)
+      dim += rankOf(*x);
+    Value y = SoftmaxOp::create(b, loc, *x, b.getI64IntegerAttr(dim));
+    if (fw) {
+      define(p, outs[0], y);
+    } else {
+      auto dy = in(0);
+      if (failed(dy))
+        return failure();
+      define(p, outs[0], SoftmaxGradOp::create(b, loc, y.getType(), y, *dy,
+                                               b.getI64IntegerAttr(dim)));
+    }
+  } else if (op == "FW_sum" || op == "BW_sum") {
+    if (failed(needOuts(1)))
+      return failure();
+    if (op == "FW_sum") {
+      auto x = in(0);
+      if (failed(x))
+        return failure();
+      SmallVector<int64_t> dims;
+      for (int64_t i = 0; i < rankOf(*x); ++i)
+        dims.push_back(i);
+      auto s = SumOp::create(b, loc, RankedTensorType::get({}, b.getF32Type()),
+                             *x, b.getDenseI64ArrayAttr(dims), UnitAttr());
+      define(p, outs[0], ReshapeOp::create(b, loc, outTy(0), s));
+    } else {
+      auto dy = in(0);
+      if (failed(dy))
+        return failure();
+      auto s = ReshapeOp::create(b, loc, RankedTensorType::get({}, b.getF32Type()),
+                                 *dy);
+      define(p, outs[0], BroadcastOp::create(b, loc, outTy(0), s));
+    }
+  } else if (op == "FW_apply_rotary_emb" || op == "BW_apply_rotary_emb") {
+    bool fw = op == "FW_apply_rotary_emb";
+    size_t fi = fw ? 2 : 4;
+    auto re = in(fi, 1), im = in(fi, 2);
+    if (failed(re) || failed(im) || failed(needOuts(2)))
+      return failure();
+    for (size_t k = 0; k < 2; ++k) {
+      auto x = in(k);
+      if (failed(x))
+        return failure();
+      if (rankOf(*x) != 4)
+        return emitError(loc) << "nnscaler import: at " << path
+                              << ": rotary input must be [batch, seq, heads, "
+                                 "head_dim]";
+      SmallVector<int64_t> perm{0, 2, 1, 3};
+      Value xt = transposed(*x, perm);
+      Value r = fw ? Value(RotaryOp::create(b, loc, xt.getType(), xt, *re, *im))
+                   : Value(RotaryGradOp::create(b, loc, xt.getType(), xt, *re,
+                                                *im));
+      define(p, outs[k], transposed(r, perm));
+    }
+  } else if (op == "LOCAL_GRAD_ACCUM") {
+    auto x = in(0), y = in(1);
+    if (failed(x) || failed(y) || failed(needOuts(1)))
+      return failure();
+    define(p, outs[0], AddOp::create(b, loc, outTy(0), *x, *y));
+  } else if (op == "AllReducePrim" || op == "CROSS_DP_WRED") {
+    auto grp = groupOf();
+    auto x = own();
+    if (failed(grp) || failed(x) || failed(needOuts(1)))
+      return failure();
+    define(p, outs[0],
+           AllReduceOp::create(b, loc, outTy(0), *x, ReduceKind::sum,
+                               ArrayAttr(), *grp));
+  } else if (op == "AllGatherPrim") {
+    auto grp = groupOf();
+    auto x = own();
+    if (failed(grp) || failed(x) || failed(needOuts(1)))
+      return failure();
+    int64_t dim = kw ? kw->getInteger("dim").value_or(0) : 0;
+    // Members contribute in rank order: require the fused input list to be
+    // in rank order too.
+    for (size_t i = 1; i < ins.size(); ++i)
+      if (ins[i].rank < ins[i - 1].rank)
+        return emitError(loc) << "nnscaler import: at " << path
+                              << ": all-gather inputs are not in rank order";
+    define(p, outs[0],
+           AllGatherOp::create(b, loc, outTy(0), *x, dim, ArrayAttr(), *grp));
+  } else if (op == "ChunkPrim") {
+    auto x = in(0);
+    if (failed(x) || failed(needOuts(1)))
+      return failure();
+    const json::Array *ranks = kw ? kw->getArray("ranks") : nullptr;
+    SmallVector<int64_t> members;
+    if (ranks)
+      for (const json::Value &r : *ranks)
+        members.push_back(r.getAsInteger().value_or(-1));
+    llvm::sort(members);
+    int64_t idx = kw ? kw->getInteger("__collective_idx").value_or(-1) : -1;
+    auto pos = llvm::find(members, p.rank);
+    if (pos == members.end() || pos - members.begin() != idx)
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ": chunk index " << idx << " of rank "
+                            << p.rank << " is not its position in the ranks";
+    int64_t dim = kw ? kw->getInteger("dim").value_or(0) : 0;
+    define(p, outs[0],
+           ChunkOp::create(b, loc, outTy(0), *x, dim, ArrayAttr(),
+                           b.getArrayAttr({b.getDenseI64ArrayAttr(members)})));
+  } else if (op == "MovePrim") {
+    const json::Object *p2p = n.getObject("p2p");
+    std::optional<StringRef> role = p2p ? p2p->getString("role") : std::nullopt;
+    std::optional<int64_t> src = p2p ? p2p->getInteger("src") : std::nullopt;
+    std::optional<int64_t> dst = p2p ? p2p->getInteger("dst") : std::nullopt;
+    if (!role || !src || !dst || ins.size() != 1 || outs.size() != 1)
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ": MovePrim needs p2p {src, dst, role} and one "
+                               "input and output";
+    if (*role == "send") {
+      auto x = in(0);
+      if (failed(x))
+        return failure();
+      int64_t tag = outs[0].tid * 1000 + outs[0].mb + 1;
+      auto s = SendOp::create(b, loc, *x, b.getI64IntegerAttr(*dst),
+                              StringAttr(), IntegerAttr(),
+                              b.getI64IntegerAttr(tag));
+      s->setAttr("mb", b.getI64IntegerAttr(outs[0].mb));
+    } else if (*role == "recv") {
+      int64_t tag = ins[0].tid * 1000 + ins[0].mb + 1;
+      auto r = RecvOp::create(b, loc, outTy(0), b.getI64IntegerAttr(*src),
+                              StringAttr(), IntegerAttr(),
+                              b.getI64IntegerAttr(tag));
+      r->setAttr("mb", b.getI64IntegerAttr(outs[0].mb));
+      define(p, outs[0], r);
+    } else {
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ".p2p.role: expected 'send' or 'recv'";
+    }
+  } else {
+    return emitError(loc) << "nnscaler import: at " << path
+                          << ": unknown operator '" << op << "' (irname '"
+                          << n.getString("irname").value_or("?")
+                          << "'); no semantics, refusing to skip it";
+  }
+  if (!ok)
+    return emitError(loc) << "nnscaler import: at " << path
+                          << ".kwargs.__consts: '" << op
+                          << "' needs a numeric constant";
+  if (failed(result))
+    return failure();
+  // Mark the micro-batch on every op of this node (diagnostics).
+  if (auto mb = n.getInteger("mb"); mb && p.rank >= 0)
+    for (Operation &o : *p.block)
+      if (o.getLoc() == loc && !o.hasAttr("mb") && !isa<TagOp, OutputOp>(o))
+        o.setAttr("mb", b.getI64IntegerAttr(*mb));
+  return success();
+}
+
+LogicalResult Importer::emitLineages(const json::Array &lineages) {
+  // Merge VERDICT's lineages per (spec tensor, slice); union the groups.
+  struct Entry {
+    std::string spec;
+    SmallVector<int64_t> lo, hi;
+    std::vector<std::vector<std::pair<std::string, int64_t>>> groups;
+    bool complex = false;
+  };
+  std::vector<Entry> entries;
+  std::map<std::pair<std::string, std::vector<int64_t>>, size_t> index;
+  for (auto [li, lv] : llvm::enumerate(lineages)) {
+    std::string path = "$.lineages[" + std::to_string(li) + "]";
+    const json::Object *l = lv.getAsObject();
+    TRef ts;
+    if (!l || !parseTRef(l->get("Ts"), ts))
+      return error(path) << "lineage needs a Ts tensor reference";
+    if (gs.masks.count(ts.tid))
+      continue; // masks are constants in tv (see docs/nnscaler-import.md)
+    const json::Array *slices = l->getArray("slices");
+    if (!slices)
+      return error(path) << "lineage needs 'slices'";
+    std::string specName = name(ts, true);
+    for (auto [si, sv] : llvm::enumerate(*slices)) {
+      std::string spath = path + ".slices[" + std::to_string(si) + "]";
+      const json::Object *s = sv.getAsObject();
+      const json::Array *box = s ? s->getArray("slice") : nullptr;
+      const json::Array *eq = s ? s->getArray("eq_groups") : nullptr;
+      if (!box || !eq)
+        return error(spath) << "slice needs 'slice' and 'eq_groups'";
+      Entry e;
+      e.spec = specName;
+      e.complex = gs.complexTids.count(ts.tid);
+      std::vector<int64_t> keyBox;
+      for (auto [d, dv] : llvm::enumerate(*box)) {
+        const json::Array *r = dv.getAsArray();
+        if (!r || r->size() != 2 || !(*r)[0].getAsInteger() ||
+            !(*r)[1].getAsInteger())
+          return error(spath + ".slice[" + std::to_string(d) + "]")
+                 << "expected [start, end)";
+        e.lo.push_back(*(*r)[0].getAsInteger());
+        e.hi.push_back(*(*r)[1].getAsInteger());
+        keyBox.push_back(e.lo.back());
+        keyBox.push_back(e.hi.back());
+      }
+      auto [it, inserted] = index.try_emplace({specName, keyBox}, entries.size());
+      if (inserted)
+        entries.push_back(e);
+      Entry &dst = entries[it->second];
+      for (auto [gi, gv] : llvm::enumerate(*eq)) {
+        const json::Array *grp = gv.getAsArray();
+        if (!grp || grp->empty())
+          return error(spath + ".eq_groups[" + std::to_string(gi) + "]")
+                 << "expected a non-empty list of tensor references";
+        std::vector<std::pair<std::string, int64_t>> refs;
+        for (auto [ti, tv] : llvm::enumerate(*grp)) {
+          TRef tp;
+          if (!parseTRef(&tv, tp) || tp.rank < 0)
+            return error(spath + ".eq_groups[" + std::to_string(gi) + "][" +
+                         std::to_string(ti) + "]")
+                   << "expected a plan tensor [rank >= 0, mb, tid, v]";
+          refs.push_back({name(tp, false), tp.rank});
+        }
+        llvm::sort(refs);
+        if (llvm::find(dst.groups, refs) == dst.groups.end())
+          dst.groups.push_back(refs);
+      }
+    }
+  }
+  b.setInsertionPointToEnd(module.getBody());
+  for (const Entry &e : entries) {
+    for (int part = e.complex ? 1 : 0; part <= (e.complex ? 2 : 0); ++part) {
+      std::string suffix = part == 1 ? ".re" : part == 2 ? ".im" : "";
+      SmallVector<Attribute> groupAttrs;
+      for (auto &g : e.groups) {
+        SmallVector<Attribute> refs;
+        for (auto &[n, r] : g)
+          refs.push_back(PlanRefAttr::get(ctx, n + suffix, r));
+        groupAttrs.push_back(b.getArrayAttr(refs));
+      }
+      StringAttr specName = StringAttr::get(ctx, e.spec + suffix);
+      ArrayAttr groupList = b.getArrayAttr(groupAttrs);
+      if (failed(LineageAttr::verify([&] { return emitError(fileLoc); },
+                                     specName, e.lo, e.hi, groupList)))
+        return failure();
+      auto attr = LineageAttr::get(ctx, specName, ArrayRef<int64_t>(e.lo),
+                                   ArrayRef<int64_t>(e.hi), groupList);
+      LineageOp::create(b, fileLoc, attr);
+    }
+  }
+  return success();
+}
+
+OwningOpRef<ModuleOp> Importer::run(const json::Object &root) {
+  if (root.getString("format") != std::optional<StringRef>("verdict-plan-json/1")) {
+    error("$.format") << "expected \"verdict-plan-json/1\"";
+    return {};
+  }
+  const json::Object *gsObj = root.getObject("Gs"), *gpObj = root.getObject("Gp");
+  if (!gsObj || !gpObj) {
+    error("$") << "file needs the graphs 'Gs' and 'Gp'";
+    return {};
+  }
+  const json::Array *lineages = root.getArray("lineages");
+  if (!lineages) {
+    InFlightDiagnostic d = error("$.lineages");
+    d << "the file has no lineages";
+    if (const json::Object *errs = root.getObject("errors"))
+      for (auto &[k, v] : *errs)
+        if (auto s = v.getAsString())
+          d << " (" << k.str() << ": " << *s << ")";
+    d << "; the reference front end could not infer them, and tv does not "
+         "verify a plan without lineages: refusing";
+    return {};
+  }
+  if (failed(loadGraph(*gsObj, gs, "$.Gs")) ||
+      failed(loadGraph(*gpObj, gp, "$.Gp")))
+    return {};
+  const json::Object *world = gpObj->getObject("world");
+  int64_t dp = world ? world->getInteger("num_dp").value_or(0) : 0;
+  int64_t pp = world ? world->getInteger("num_pp").value_or(0) : 0;
+  int64_t tp = world ? world->getInteger("num_tp").value_or(0) : 0;
+  int64_t nmb = world ? world->getInteger("num_mb").value_or(0) : 0;
+  if (dp < 1 || pp < 1 || tp < 1 || nmb < 1) {
+    error("$.Gp.world") << "needs positive num_dp, num_pp, num_tp, num_mb";
+    return {};
+  }
+  groups = gpObj->getArray("collective_groups");
+
+  module = ModuleOp::create(fileLoc);
+  b.setInsertionPointToEnd(module.getBody());
+  MeshOp::create(b, fileLoc, "mesh", b.getStrArrayAttr({"dp", "pp", "tp"}),
+                 b.getDenseI64ArrayAttr({dp, pp, tp}));
+
+  // Spec outputs: the final versions of the weight gradients.
+  if (const json::Object *g2w = gsObj->getObject("grad_to_weight")) {
+    const json::Object *maxv = gsObj->getObject("max_version");
+    const json::Object *maxv0 = maxv ? maxv->getObject("0") : nullptr;
+    for (auto &[k, v] : *g2w) {
+      int64_t tid;
+      if (StringRef(k).getAsInteger(10, tid))
+        continue;
+      int64_t ver = maxv0 ? maxv0->getInteger(k).value_or(1) : 1;
+      specOutputs.insert(name(TRef{0, -1, tid, ver}, true));
+    }
+  }
+
+  // Spec.
+  auto spec = SpecOp::create(b, fileLoc, "spec");
+  Prog sp;
+  sp.block = new Block();
+  spec.getBody().push_back(sp.block);
+  sp.rank = -1;
+  const json::Object *gsRanks = gsObj->getObject("ranks");
+  const json::Array *specNodes = gsRanks ? gsRanks->getArray("0") : nullptr;
+  if (!specNodes) {
+    error("$.Gs.ranks") << "the spec needs rank \"0\"";
+    return {};
+  }
+  for (auto [i, nv] : llvm::enumerate(*specNodes)) {
+    const json::Object *node = nv.getAsObject();
+    std::string path = "$.Gs.ranks.0[" + std::to_string(i) + "]";
+    if (!node) {
+      error(path) << "expected a node object";
+      return {};
+    }
+    if (failed(emitNode(sp, gs, *node, path)))
+      return {};
+  }
+
+  // Plan: one program per rank, in execution order.
+  b.setInsertionPointToEnd(module.getBody());
+  auto plan = PlanOp::create(b, fileLoc, b.getStringAttr("plan"),
+                             FlatSymbolRefAttr::get(ctx, "mesh"),
+                             b.getI64IntegerAttr(nmb));
+  Block *planBody = new Block();
+  plan.getBody().push_back(planBody);
+  const json::Object *gpRanks = gpObj->getObject("ranks");
+  for (int64_t r = 0; r < dp * pp * tp; ++r) {
+    const json::Array *nodes = gpRanks->getArray(std::to_string(r));
+    if (!nodes) {
+      error("$.Gp.ranks") << "rank " << r << " of the " << dp * pp * tp
+                          << "-rank mesh has no node list";
+      return {};
+    }
+    OpBuilder pb = OpBuilder::atBlockEnd(planBody);
+    auto prog = RankProgramOp::create(pb, fileLoc, ArrayRef<int64_t>{r});
+    Prog pr;
+    pr.block = new Block();
+    prog.getBody().push_back(pr.block);
+    pr.rank = r;
+    for (auto [i, nv] : llvm::enumerate(*nodes)) {
+      const json::Object *node = nv.getAsObject();
+      std::string path =
+          "$.Gp.ranks." + std::to_string(r) + "[" + std::to_string(i) + "]";
+      if (!node) {
+        error(path) << "expected a node object";
+        return {};
+      }
+      if (failed(emitNode(pr, gp, *node, path)))
+        return {};
+    }
+  }
+  if (failed(emitLineages(*lineages)))
+    return {};
+  if (failed(verify(module)))
+    return {};
+  return OwningOpRef<ModuleOp>(module);
+}
+
+namespace mlir::tv {
+OwningOpRef<Operation *> importNnScalerJson(llvm::SourceMgr &sourceMgr,
+                                           MLIRContext *ctx) {
+  ctx->loadDialect<TVDialect>();
+  const llvm::MemoryBuffer *buf =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  StringRef file = buf->getBufferIdentifier();
+  Location loc = FileLineColLoc::get(ctx, file, 0, 0);
+  llvm::Expected<json::Value> parsed = json::parse(buf->getBuffer());
+  if (!parsed) {
+    emitError(loc) << "nnscaler import: malformed JSON: "
+                   << llvm::toString(parsed.takeError());
+    return {};
+  }
+  const json::Object *root = parsed->getAsObject();
+  if (!root) {
+    emitError(loc) << "nnscaler import: at $: expected a JSON object";
+    return {};
+  }
+  Importer importer(ctx, file);
+  OwningOpRef<ModuleOp> m = importer.run(*root);
+  if (!m)
+    return {};
+  return OwningOpRef<Operation *>(m.release());
+}
+} // namespace mlir::tv
