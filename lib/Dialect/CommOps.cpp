@@ -1,6 +1,8 @@
 //===- CommOps.cpp - collectives and point-to-point -----------------------===//
 #include "TrainVerify/Dialect/TVOps.h"
 
+#include "mlir/IR/TypeUtilities.h"
+
 #include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
@@ -113,6 +115,9 @@ static LogicalResult verifyResized(Operation *op, Value in, Value out,
                                    int64_t dim, int64_t mul, int64_t div,
                                    int64_t n) {
   ArrayRef<int64_t> is = shapeOf(in);
+  if (getElementTypeOrSelf(in.getType()) != getElementTypeOrSelf(out.getType()))
+    return op->emitOpError() << "moves data: result element type must equal "
+                                "the input's";
   if (dim < 0 || dim >= (int64_t)is.size())
     return op->emitOpError() << "dim " << dim << " is out of range for rank "
                              << is.size();
@@ -189,6 +194,10 @@ LogicalResult AllToAllOp::verify() {
   if (failed(n))
     return failure();
   ArrayRef<int64_t> is = shapeOf(getInput());
+  if (getElementTypeOrSelf(getInput().getType()) !=
+      getElementTypeOrSelf(getResult().getType()))
+    return emitOpError() << "moves data: result element type must equal the "
+                            "input's";
   int64_t rank = is.size();
   for (int64_t d : {getSplitDim(), getConcatDim()})
     if (d < 0 || d >= rank)

@@ -268,7 +268,7 @@ tv.mesh @m axes ["tp"] sizes [2]
 tv.plan @p mesh @m micro_batches 1 {
   tv.rank_program [0, 1] {
     %x = tv.input "x" : tensor<4x8xi64>
-    // expected-error @+1 {{'tv.all_gather' op operand #0 must be ranked tensor of floating-point values}}
+    // expected-error @+1 {{'tv.all_gather' op moves data: result element type must equal the input's}}
     %0 = tv.all_gather %x dim 0 {axes = ["tp"]} : tensor<4x8xi64> -> tensor<8x8xf32>
   }
 }
@@ -290,7 +290,7 @@ tv.mesh @m axes ["tp"] sizes [2]
 tv.plan @p mesh @m micro_batches 1 {
   tv.rank_program [0, 1] {
     %x = tv.input "x" : tensor<4x8xi64>
-    // expected-error @+1 {{'tv.all_to_all' op operand #0 must be ranked tensor of floating-point values}}
+    // expected-error @+1 {{'tv.all_to_all' op moves data: result element type must equal the input's}}
     %0 = tv.all_to_all %x split 0 concat 1 {axes = ["tp"]} : tensor<4x8xi64> -> tensor<2x16xf32>
   }
 }
@@ -301,7 +301,7 @@ tv.mesh @m axes ["tp"] sizes [2]
 tv.plan @p mesh @m micro_batches 1 {
   tv.rank_program [0, 1] {
     %x = tv.input "x" : tensor<4x8xi64>
-    // expected-error @+1 {{'tv.bcast' op operand #0 must be ranked tensor of floating-point values}}
+    // expected-error @+1 {{'tv.bcast' op result type must equal input type}}
     %0 = tv.bcast %x root 0 {axes = ["tp"]} : tensor<4x8xi64> -> tensor<4x8xf32>
   }
 }
@@ -323,7 +323,7 @@ tv.mesh @m axes ["tp"] sizes [2]
 tv.plan @p mesh @m micro_batches 1 {
   tv.rank_program [0, 1] {
     %x = tv.input "x" : tensor<4x8xi64>
-    // expected-error @+1 {{'tv.chunk' op operand #0 must be ranked tensor of floating-point values}}
+    // expected-error @+1 {{'tv.chunk' op moves data: result element type must equal the input's}}
     %0 = tv.chunk %x dim 0 {axes = ["tp"]} : tensor<4x8xi64> -> tensor<2x8xf32>
   }
 }
