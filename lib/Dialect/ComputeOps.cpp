@@ -478,32 +478,60 @@ LogicalResult LinearGradOp::verify() {
 
 static bool isConst(FloatAttr a, double v) { return a.getValueAsDouble() == v; }
 
+/// A result that carries a tensor name of its own (tv.tag / tv.output) is not
+/// redundant: folding it would merge two named tensors into one value and
+/// hide the op that computes the second from diagnostics.
+static bool isNamed(Value v) {
+  return llvm::any_of(v.getUsers(),
+                      [](Operation *u) { return isa<TagOp, OutputOp>(u); });
+}
+
 OpFoldResult AddScalarOp::fold(FoldAdaptor) {
+  if (isNamed(getResult()))
+    return {};
   return isConst(getScalarAttr(), 0) ? getInput() : OpFoldResult();
 }
 OpFoldResult SubScalarOp::fold(FoldAdaptor) {
+  if (isNamed(getResult()))
+    return {};
   return isConst(getScalarAttr(), 0) ? getInput() : OpFoldResult();
 }
 OpFoldResult DivScalarOp::fold(FoldAdaptor) {
+  if (isNamed(getResult()))
+    return {};
   return isConst(getScalarAttr(), 1) ? getInput() : OpFoldResult();
 }
 OpFoldResult ScaleOp::fold(FoldAdaptor) {
+  if (isNamed(getResult()))
+    return {};
   return isConst(getScalarAttr(), 1) ? getInput() : OpFoldResult();
 }
 OpFoldResult PowOp::fold(FoldAdaptor) {
+  if (isNamed(getResult()))
+    return {};
   return isConst(getScalarAttr(), 1) ? getInput() : OpFoldResult();
 }
-OpFoldResult CopyOp::fold(FoldAdaptor) { return getInput(); }
+OpFoldResult CopyOp::fold(FoldAdaptor) {
+  if (isNamed(getResult()))
+    return {};
+  return getInput();
+}
 OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (isNamed(getResult()))
+    return {};
   return getInput().getType() == getType() ? getInput() : OpFoldResult();
 }
 OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  if (isNamed(getResult()))
+    return {};
   for (auto [i, p] : llvm::enumerate(getPerm()))
     if ((int64_t)i != p)
       return {};
   return getInput();
 }
 OpFoldResult SliceOp::fold(FoldAdaptor) {
+  if (isNamed(getResult()))
+    return {};
   if (getInput().getType() != getType())
     return {};
   return llvm::all_of(getStart(), [](int64_t s) { return s == 0; })
@@ -511,5 +539,7 @@ OpFoldResult SliceOp::fold(FoldAdaptor) {
              : OpFoldResult();
 }
 OpFoldResult BroadcastOp::fold(FoldAdaptor) {
+  if (isNamed(getResult()))
+    return {};
   return getInput().getType() == getType() ? getInput() : OpFoldResult();
 }

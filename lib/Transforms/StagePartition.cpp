@@ -70,7 +70,8 @@ struct StageDraft {
   llvm::SetVector<Value> specInputs; // boundary values of the spec cone
   std::map<int64_t, std::set<Operation *>> planOps;
   std::map<RankValue, PlanCut, RankValueLess> planInputs;
-  std::map<RankValue, std::string, RankValueLess> planTargets;
+  // A plan value can carry several target names (folded aliases).
+  std::map<RankValue, std::vector<std::string>, RankValueLess> planTargets;
   std::set<std::string> assumedSpecs;
 };
 
@@ -209,7 +210,9 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
         RankValue rv{ref.getRank(),
                      progNames[prog].valueOf.lookup(ref.getName())};
         targets.insert(rv);
-        d.planTargets[rv] = ref.getName().str();
+        auto &names = d.planTargets[rv];
+        if (!llvm::is_contained(names, ref.getName().str()))
+          names.push_back(ref.getName().str());
       }
   SmallVector<RankValue> pwork(targets.begin(), targets.end());
   std::set<RankValue, RankValueLess> pseen;
@@ -238,8 +241,9 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
            << "' is computed on the plan from plan input '" << in.getName()
            << "' on rank " << rv.first
            << ", which carries no lineage; plan targets:";
-      for (auto &[t, name] : d.planTargets)
-        diag << " '" << name << "'@" << t.first;
+      for (auto &[t, names] : d.planTargets)
+        for (const std::string &name : names)
+          diag << " '" << name << "'@" << t.first;
       diag << "; candidate sources (the spec computes '" << target
            << "' from):";
       bool any = false;
@@ -281,7 +285,7 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
       break;
     }
   }
-  for (auto &[rv, name] : d.planTargets)
+  for (auto &[rv, names] : d.planTargets)
     (void)d.planOps[rv.first];
   for (auto &[rv, cut] : d.planInputs)
     (void)d.planOps[rv.first];
@@ -385,9 +389,10 @@ void Partitioner::emit(StageDraft &d, unsigned index) {
     for (auto &[rv, cut] : d.planInputs)
       if (rv.first == rank)
         k.inputs.push_back({rv.second.getAsOpaquePointer(), cut.name});
-    for (auto &[rv, name] : d.planTargets)
+    for (auto &[rv, names] : d.planTargets)
       if (rv.first == rank)
-        k.targets.push_back({rv.second.getAsOpaquePointer(), name});
+        for (const std::string &name : names)
+          k.targets.push_back({rv.second.getAsOpaquePointer(), name});
     llvm::sort(k.inputs, [](auto &a, auto &b) { return a.second < b.second; });
     llvm::sort(k.targets, [](auto &a, auto &b) { return a.second < b.second; });
     auto [it, inserted] = groups.try_emplace(k);

@@ -822,11 +822,17 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
                           << "' needs a numeric constant";
   if (failed(result))
     return failure();
-  // Mark the micro-batch on every op of this node (diagnostics).
-  if (auto mb = n.getInteger("mb"); mb && p.rank >= 0)
-    for (Operation &o : *p.block)
-      if (o.getLoc() == loc && !o.hasAttr("mb") && !isa<TagOp, OutputOp>(o))
-        o.setAttr("mb", b.getI64IntegerAttr(*mb));
+  // Mark every op of this node with its micro-batch and its source node, so
+  // that diagnostics name the node even after the IR is printed.
+  auto mb = n.getInteger("mb");
+  StringAttr src = b.getStringAttr(nodeLabel(n, p.rank));
+  for (Operation &o : *p.block) {
+    if (o.getLoc() != loc || isa<TagOp, OutputOp>(o))
+      continue;
+    if (mb && p.rank >= 0 && !o.hasAttr("mb"))
+      o.setAttr("mb", b.getI64IntegerAttr(*mb));
+    o.setAttr("src", src);
+  }
   return success();
 }
 

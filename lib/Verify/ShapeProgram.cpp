@@ -6,7 +6,9 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include <functional>
 #include <map>
+#include <numeric>
 #include <z3++.h>
 
 using namespace mlir;
@@ -29,6 +31,18 @@ public:
   explicit ShapeProgram(StageOp stage) : stage(stage) {}
   LogicalResult build();
   LogicalResult solveAndRewrite(unsigned timeoutMs);
+
+private:
+  /// Exact optimum without the solver when every constraint relates two
+  /// classes by a ratio (the common case): each connected component is a
+  /// multiple t of fixed ratios, and the smallest feasible t is optimal.
+  bool solveRatios(const std::function<unsigned(DimKey)> &classOf,
+                   const std::vector<int64_t> &origOf,
+                   const std::vector<int64_t> &lowOf,
+                   const std::vector<bool> &fixedOf,
+                   std::vector<int64_t> &solution);
+  LogicalResult rewrite(const std::function<unsigned(DimKey)> &classOf,
+                        const std::vector<int64_t> &solution);
 
 private:
   // Registration.
@@ -609,7 +623,9 @@ LogicalResult ShapeProgram::solveAndRewrite(unsigned timeoutMs) {
     classIndex[(*it)->getData()] = leaders.size();
     leaders.push_back((*it)->getData());
   }
-  auto classOf = [&](DimKey k) { return classIndex[classes.getLeaderValue(k)]; };
+  std::function<unsigned(DimKey)> classOf = [&](DimKey k) {
+    return classIndex[classes.getLeaderValue(k)];
+  };
   std::vector<int64_t> origOf(leaders.size(), -1), lowOf(leaders.size(), 0);
   std::vector<bool> fixedOf(leaders.size(), false);
   for (auto &[k, n] : original) {
@@ -626,6 +642,8 @@ LogicalResult ShapeProgram::solveAndRewrite(unsigned timeoutMs) {
     fixedOf[classOf(k)] = true;
 
   std::vector<int64_t> solution(leaders.size());
+  if (solveRatios(classOf, origOf, lowOf, fixedOf, solution))
+    return rewrite(classOf, solution);
   try {
     z3::context ctx;
     std::vector<z3::expr> vars;
@@ -723,6 +741,11 @@ LogicalResult ShapeProgram::solveAndRewrite(unsigned timeoutMs) {
     return stage.emitError() << "shape reduction solver error: " << e.msg();
   }
 
+  return rewrite(classOf, solution);
+}
+
+LogicalResult ShapeProgram::rewrite(const std::function<unsigned(DimKey)> &classOf,
+                                    const std::vector<int64_t> &solution) {
   // Rewrite types.
   auto sizeOf = [&](DimKey k) { return solution[classOf(k)]; };
   stage.getBody().walk([&](Operation *op) {
@@ -766,6 +789,212 @@ LogicalResult ShapeProgram::solveAndRewrite(unsigned timeoutMs) {
   stage.setAssumesAttr(rewrite(stage.getAssumes(), false));
   stage.setGuaranteesAttr(rewrite(stage.getGuarantees(), true));
   return success();
+}
+
+bool ShapeProgram::solveRatios(const std::function<unsigned(DimKey)> &classOf,
+                               const std::vector<int64_t> &origOf,
+                               const std::vector<int64_t> &lowOf,
+                               const std::vector<bool> &fixedOf,
+                               std::vector<int64_t> &solution) {
+  size_t n = origOf.size();
+  struct Edge {
+    unsigned to;
+    int64_t num, den; // x_to = x_from * num / den
+  };
+  std::vector<std::vector<Edge>> adj(n);
+  std::vector<bool> zero(n, false);
+  struct Prod {
+    SmallVector<unsigned> lhs, rhs;
+  };
+  std::vector<Prod> prods;
+  for (const Constraint &c : constraints) {
+    if (c.isProduct) {
+      Prod pr;
+      for (DimKey k : c.plhs)
+        pr.lhs.push_back(classOf(k));
+      for (DimKey k : c.prhs)
+        pr.rhs.push_back(classOf(k));
+      prods.push_back(pr);
+      continue;
+    }
+    std::map<unsigned, int64_t> coef; // lhs positive, rhs negative
+    for (const LinearTerm &t : c.lhs)
+      coef[classOf(t.dim)] += t.coeff;
+    for (const LinearTerm &t : c.rhs)
+      coef[classOf(t.dim)] -= t.coeff;
+    SmallVector<std::pair<unsigned, int64_t>> nz;
+    for (auto &[k, v] : coef)
+      if (v)
+        nz.push_back({k, v});
+    if (nz.empty())
+      continue;
+    if (nz.size() == 1) {
+      zero[nz[0].first] = true; // a*x = 0
+      continue;
+    }
+    if (nz.size() != 2)
+      return false;
+    auto [a, ca] = nz[0];
+    auto [bb, cb] = nz[1];
+    if ((-ca > 0) != (cb > 0))
+      return false; // would need a negative size
+    adj[a].push_back({bb, std::abs(ca), std::abs(cb)});
+    adj[bb].push_back({a, std::abs(cb), std::abs(ca)});
+  }
+
+  // Components of the ratio graph: x_c = t * p_c / q_c.
+  struct Comp {
+    std::vector<unsigned> members;
+    int64_t step = 1, tMin = 1, tOrig = 0;
+    std::optional<int64_t> pinned, t;
+    bool zero = false;
+  };
+  std::vector<int64_t> p(n, 0), q(n, 0);
+  std::vector<int> comp(n, -1);
+  std::vector<Comp> comps;
+  for (size_t root = 0; root < n; ++root) {
+    if (comp[root] >= 0)
+      continue;
+    Comp c;
+    c.members.push_back(root);
+    comp[root] = comps.size();
+    p[root] = q[root] = 1;
+    for (size_t i = 0; i < c.members.size(); ++i) {
+      unsigned u = c.members[i];
+      for (const Edge &e : adj[u]) {
+        __int128 np = (__int128)p[u] * e.num, nq = (__int128)q[u] * e.den;
+        if (np > INT64_MAX || nq > INT64_MAX)
+          return false;
+        int64_t g = std::gcd((int64_t)np, (int64_t)nq);
+        int64_t rp = (int64_t)np / g, rq = (int64_t)nq / g;
+        if (comp[e.to] < 0) {
+          comp[e.to] = comps.size();
+          p[e.to] = rp;
+          q[e.to] = rq;
+          c.members.push_back(e.to);
+        } else if ((__int128)p[e.to] * rq != (__int128)rp * q[e.to]) {
+          return false; // inconsistent cycle: let the solver explain it
+        }
+      }
+    }
+    c.tOrig = origOf[root];
+    for (unsigned u : c.members) {
+      c.zero |= zero[u];
+      c.step = std::lcm(c.step, q[u] / std::gcd(p[u], q[u]));
+      if (c.step > std::max<int64_t>(c.tOrig, 1))
+        return false;
+      if (p[u] > 0)
+        c.tMin = std::max<int64_t>(c.tMin, (lowOf[u] * q[u] + p[u] - 1) / p[u]);
+      if (fixedOf[u]) {
+        if (p[u] == 0 || origOf[u] * q[u] % p[u])
+          return false;
+        int64_t t = origOf[u] * q[u] / p[u];
+        if (c.pinned && *c.pinned != t)
+          return false;
+        c.pinned = t;
+      }
+    }
+    comps.push_back(std::move(c));
+  }
+
+  // Components that a product determines (its single-class side) are solved
+  // after their factors; every other component takes its smallest t.
+  std::vector<bool> dependent(comps.size(), false);
+  for (const Prod &pr : prods) {
+    const SmallVector<unsigned> *one = nullptr, *many = nullptr;
+    if (pr.lhs.size() == 1 && pr.rhs.size() > 1)
+      one = &pr.lhs, many = &pr.rhs;
+    else if (pr.rhs.size() == 1 && pr.lhs.size() > 1)
+      one = &pr.rhs, many = &pr.lhs;
+    else
+      return false;
+    int dc = comp[(*one)[0]];
+    for (unsigned f : *many)
+      if (comp[f] == dc)
+        return false;
+    dependent[dc] = true;
+  }
+  auto setT = [&](Comp &c, int64_t t) {
+    if (c.zero)
+      t = 0;
+    c.t = t;
+  };
+  for (size_t ci = 0; ci < comps.size(); ++ci) {
+    Comp &c = comps[ci];
+    if (dependent[ci])
+      continue;
+    if (c.pinned)
+      setT(c, *c.pinned);
+    else
+      setT(c, std::min(c.tOrig, (c.tMin + c.step - 1) / c.step * c.step));
+  }
+  auto value = [&](unsigned u) -> std::optional<int64_t> {
+    const Comp &c = comps[comp[u]];
+    if (!c.t)
+      return std::nullopt;
+    return (int64_t)((__int128)p[u] * *c.t / q[u]);
+  };
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (const Prod &pr : prods) {
+      bool lhsOne = pr.lhs.size() == 1;
+      unsigned single = lhsOne ? pr.lhs[0] : pr.rhs[0];
+      const SmallVector<unsigned> &many = lhsOne ? pr.rhs : pr.lhs;
+      __int128 prodv = 1;
+      bool ready = true;
+      for (unsigned f : many) {
+        auto v = value(f);
+        if (!v) {
+          ready = false;
+          break;
+        }
+        prodv *= *v;
+        if (prodv > INT64_MAX)
+          return false;
+      }
+      Comp &dc = comps[comp[single]];
+      if (!ready || dc.t)
+        continue;
+      // x_single = prodv = p/q * t
+      if (p[single] == 0 || (prodv * q[single]) % p[single])
+        return false;
+      int64_t t = (int64_t)(prodv * q[single] / p[single]);
+      if (t % dc.step || t < dc.tMin || t > dc.tOrig ||
+          (dc.pinned && *dc.pinned != t))
+        return false;
+      setT(dc, t);
+      progress = true;
+    }
+  }
+  for (size_t u = 0; u < n; ++u) {
+    auto v = value(u);
+    if (!v || (__int128)p[u] * *comps[comp[u]].t % q[u] || *v < lowOf[u] ||
+        *v > origOf[u])
+      return false;
+    solution[u] = *v;
+  }
+  // Every constraint holds (products included).
+  for (const Constraint &c : constraints) {
+    if (c.isProduct) {
+      __int128 l = 1, r = 1;
+      for (DimKey k : c.plhs)
+        l *= solution[classOf(k)];
+      for (DimKey k : c.prhs)
+        r *= solution[classOf(k)];
+      if (l != r)
+        return false;
+      continue;
+    }
+    __int128 l = 0, r = 0;
+    for (const LinearTerm &t : c.lhs)
+      l += (__int128)t.coeff * solution[classOf(t.dim)];
+    for (const LinearTerm &t : c.rhs)
+      r += (__int128)t.coeff * solution[classOf(t.dim)];
+    if (l != r)
+      return false;
+  }
+  return true;
 }
 
 LogicalResult mlir::tv::reduceStageShapes(StageOp stage, unsigned timeoutMs) {

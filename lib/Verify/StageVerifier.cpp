@@ -289,6 +289,8 @@ std::string opDescription(Operation *op, int64_t rank) {
                   std::to_string(rank);
   if (auto mb = op->getAttrOfType<IntegerAttr>("mb"))
     s += ", micro-batch " + std::to_string(mb.getInt());
+  if (auto src = op->getAttrOfType<StringAttr>("src"))
+    s += " (source node " + src.str() + ")";
   if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
     s += " at " + loc.getFilename().str() + ":" + std::to_string(loc.getLine());
   return s;
@@ -588,7 +590,10 @@ std::string mlir::tv::canonicalStageKey(StageOp stage) {
       os << r.getType();
     }
     for (NamedAttribute a : op->getAttrs()) {
-      if (a.getName() == "sym_name" || a.getName() == "mb")
+      // Provenance (micro-batch, source node) does not change what a stage
+      // computes.
+      if (a.getName() == "sym_name" || a.getName() == "mb" ||
+          a.getName() == "src")
         continue;
       os << " " << a.getName().getValue() << "=";
       if (isa<InputOp, TagOp, OutputOp>(op) && a.getName() == "name")

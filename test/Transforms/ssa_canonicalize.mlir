@@ -6,17 +6,22 @@
 
 tv.mesh @m axes ["dp", "tp"] sizes [2, 2]
 
-// Identities and redundant copies fold away.
+// Identities and redundant copies fold away; a result that carries a name
+// of its own stays (folding it would hide the op that computes the name).
 // CHECK-LABEL: tv.spec @s
 // CHECK: %[[X:.*]] = tv.input "x"
 // CHECK-NOT: tv.copy
-// CHECK-NOT: tv.scale
-// CHECK: tv.output "y", %[[X]]
+// CHECK: %[[Y:.*]] = tv.scale %[[X]], 1.0
+// CHECK: tv.output "y", %[[Y]]
+// CHECK: %[[Z:.*]] = tv.copy %[[X]]
+// CHECK: tv.tag "z", %[[Z]]
 tv.spec @s {
   %x = tv.input "x" : tensor<4xf32>
   %c = tv.copy %x : tensor<4xf32>
   %y = tv.scale %c, 1.0 : tensor<4xf32>
   tv.output "y", %y : tensor<4xf32>
+  %z = tv.copy %x : tensor<4xf32>
+  tv.tag "z", %z : tensor<4xf32>
 }
 
 // Rank programs are ordered by first rank; buffers become explicit
