@@ -106,6 +106,14 @@ static std::string shapeStr(ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
+/// "at <where>: " for ops whose location names where they come from (an
+/// importer's JSON path), so that diagnostics point into the source file.
+static std::string where(Operation *op) {
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    return "at " + name.getName().str() + ": ";
+  return "";
+}
+
 LogicalResult mlir::tv::checkLineages(ModuleOp module) {
   SpecOp spec;
   PlanOp plan;
@@ -136,7 +144,7 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module) {
     LineageAttr attr = lin.getLineage();
     auto it = specNames.find(attr.getSpec().getValue());
     if (it == specNames.end()) {
-      lin.emitError() << "lineage names spec tensor '"
+      lin.emitError() << where(lin) << "lineage names spec tensor '"
                       << attr.getSpec().getValue()
                       << "' that the spec does not define";
       ok = false;
@@ -146,7 +154,7 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module) {
             SmallVector<int64_t>(attr.getUpper())};
     ArrayRef<int64_t> full = it->second.type.getShape();
     if (!Box::full(full).contains(box)) {
-      lin.emitError() << "lineage slice of '" << attr.getSpec().getValue()
+      lin.emitError() << where(lin) << "lineage slice of '" << attr.getSpec().getValue()
                       << "' lies outside its shape " << shapeStr(full);
       ok = false;
       continue;
@@ -155,7 +163,7 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module) {
       for (PlanRefAttr ref : group) {
         auto rp = rankProg.find(ref.getRank());
         if (rp == rankProg.end()) {
-          lin.emitError() << "lineage refers to rank " << ref.getRank()
+          lin.emitError() << where(lin) << "lineage refers to rank " << ref.getRank()
                           << " that runs no program";
           ok = false;
           continue;
@@ -163,14 +171,14 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module) {
         auto &names = progNames[rp->second];
         auto pt = names.find(ref.getName());
         if (pt == names.end()) {
-          lin.emitError() << "lineage refers to plan tensor '"
+          lin.emitError() << where(lin) << "lineage refers to plan tensor '"
                           << ref.getName() << "' that rank "
                           << ref.getRank() << " does not define";
           ok = false;
           continue;
         }
         if (pt->second.type.getShape() != ArrayRef<int64_t>(box.shape())) {
-          lin.emitError() << "plan tensor '" << ref.getName()
+          lin.emitError() << where(lin) << "plan tensor '" << ref.getName()
                           << "' on rank " << ref.getRank() << " has shape "
                           << shapeStr(pt->second.type.getShape())
                           << " but the lineage slice has shape "
@@ -190,7 +198,7 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module) {
       for (size_t j = 0; j < i; ++j)
         if (list[i].first.intersect(list[j].first)) {
           InFlightDiagnostic d = list[i].second->emitError()
-                                 << "lineage slice of '" << entry.getKey()
+                                 << where(list[i].second) << "lineage slice of '" << entry.getKey()
                                  << "' overlaps another; express replicas as "
                                     "groups of one lineage";
           d.attachNote(list[j].second->getLoc()) << "overlapping lineage";

@@ -334,7 +334,9 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
     if (i >= ins.size())
       return emitError(loc) << "nnscaler import: at " << path << ": '" << op
                             << "' needs at least " << i + 1 << " inputs";
-    return get(p, g, ins[i], part, path + ".in[" + std::to_string(i) + "]",
+    return get(p, g, ins[i], part,
+               path + ".in[" + std::to_string(i) + "] (node " +
+                   nodeLabel(n, p.rank) + ")",
                loc);
   };
   auto outTy = [&](size_t i) { return typeOf(g, outs[i]); };
@@ -432,7 +434,10 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
   auto own = [&]() -> FailureOr<Value> {
     for (auto [i, t] : llvm::enumerate(ins))
       if (t.rank == p.rank)
-        return get(p, g, t, 0, path + ".in[" + std::to_string(i) + "]", loc);
+        return get(p, g, t, 0,
+                   path + ".in[" + std::to_string(i) + "] (node " +
+                       nodeLabel(n, p.rank) + ")",
+                   loc);
     return emitError(loc) << "nnscaler import: at " << path
                           << ": no input of the collective lives on rank "
                           << p.rank;
@@ -843,6 +848,7 @@ LogicalResult Importer::emitLineages(const json::Array &lineages) {
     SmallVector<int64_t> lo, hi;
     std::vector<std::vector<std::pair<std::string, int64_t>>> groups;
     bool complex = false;
+    std::string path; // JSON path of the first slice that states it
   };
   std::vector<Entry> entries;
   std::map<std::pair<std::string, std::vector<int64_t>>, size_t> index;
@@ -867,6 +873,7 @@ LogicalResult Importer::emitLineages(const json::Array &lineages) {
         return error(spath) << "slice needs 'slice' and 'eq_groups'";
       Entry e;
       e.spec = specName;
+      e.path = spath;
       e.complex = gs.complexTids.count(ts.tid);
       std::vector<int64_t> keyBox;
       for (auto [d, dv] : llvm::enumerate(*box)) {
@@ -922,7 +929,8 @@ LogicalResult Importer::emitLineages(const json::Array &lineages) {
         return failure();
       auto attr = LineageAttr::get(ctx, specName, ArrayRef<int64_t>(e.lo),
                                    ArrayRef<int64_t>(e.hi), groupList);
-      LineageOp::create(b, fileLoc, attr);
+      LineageOp::create(b, NameLoc::get(b.getStringAttr(e.path), fileLoc),
+                        attr);
     }
   }
   return success();
@@ -1040,7 +1048,7 @@ OwningOpRef<ModuleOp> Importer::run(const json::Object &root) {
   }
   if (failed(emitLineages(*lineages)))
     return {};
-  if (failed(verify(module)))
+  if (failed(verify(module)) || failed(checkLineages(module)))
     return {};
   return OwningOpRef<ModuleOp>(module);
 }
