@@ -351,6 +351,7 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
     return cast<RankedTensorType>(v.getType()).getRank();
   };
   b.setInsertionPointToEnd(p.block);
+  Operation *before = p.block->empty() ? nullptr : &p.block->back();
   bool ok = true;
   auto scalar = [&](size_t i) {
     double c = constAt(n, i, &ok);
@@ -831,7 +832,8 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
   // that diagnostics name the node even after the IR is printed.
   auto mb = n.getInteger("mb");
   StringAttr src = b.getStringAttr(nodeLabel(n, p.rank));
-  for (Operation &o : *p.block) {
+  auto first = before ? std::next(Block::iterator(before)) : p.block->begin();
+  for (Operation &o : llvm::make_range(first, p.block->end())) {
     if (o.getLoc() != loc || isa<TagOp, OutputOp>(o))
       continue;
     if (mb && p.rank >= 0 && !o.hasAttr("mb"))
