@@ -3,6 +3,7 @@
 #include "TrainVerify/Transforms/Utils.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include <set>
@@ -96,6 +97,103 @@ static void canonicalizeGroup(Operation *op, MeshOp mesh) {
   op->setAttr("rank_groups", b.getArrayAttr(sorted));
 }
 
+/// In a one-rank program, an explicit peer that differs from the rank along
+/// exactly one mesh axis is rewritten as a shift along that axis, the form
+/// symmetric ranks share.
+static void canonicalizePeer(Operation *op, MeshOp mesh, int64_t rank) {
+  auto peer = op->getAttrOfType<IntegerAttr>("peer");
+  if (!peer || !mesh || peer.getInt() < 0 ||
+      peer.getInt() >= mesh.getNumRanks())
+    return;
+  SmallVector<int64_t> a = mesh.getCoords(rank), b = mesh.getCoords(peer.getInt());
+  int64_t axis = -1;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) {
+      if (axis >= 0)
+        return;
+      axis = i;
+    }
+  if (axis < 0)
+    return;
+  Builder bld(op->getContext());
+  op->removeAttr("peer");
+  op->setAttr("peer_axis", mesh.getAxes()[axis]);
+  op->setAttr("peer_offset", bld.getI64IntegerAttr(b[axis] - a[axis]));
+}
+
+/// Rank programs that are structurally identical (same ops, operands,
+/// attributes and types; locations aside) are folded into one program that
+/// lists all their ranks. This is the check that symmetric ranks really run
+/// the same code: a rank that differs keeps its own program.
+static void foldIdenticalPrograms(PlanOp plan) {
+  SmallVector<RankProgramOp> progs(plan.getBody().front().getOps<RankProgramOp>());
+  llvm::DenseMap<llvm::hash_code, SmallVector<RankProgramOp>> buckets;
+  SmallVector<llvm::hash_code> order;
+  for (RankProgramOp p : progs) {
+    // Hash the body only: the rank list is not part of what it computes.
+    llvm::hash_code h = llvm::hash_value(p.getBody().front().getOperations().size());
+    for (Operation &op : p.getBody().front())
+      h = llvm::hash_combine(
+          h, OperationEquivalence::computeHash(
+                 &op, OperationEquivalence::ignoreHashValue,
+                 OperationEquivalence::ignoreHashValue,
+                 OperationEquivalence::IgnoreLocations));
+    auto &bucket = buckets[h];
+    if (bucket.empty())
+      order.push_back(h);
+    bucket.push_back(p);
+  }
+  for (llvm::hash_code h : order) {
+    SmallVector<RankProgramOp> &bucket = buckets[h];
+    std::vector<bool> merged(bucket.size(), false);
+    for (size_t i = 0; i < bucket.size(); ++i) {
+      if (merged[i])
+        continue;
+      SmallVector<int64_t> ranks(bucket[i].getRanks());
+      for (size_t j = i + 1; j < bucket.size(); ++j) {
+        if (merged[j])
+          continue;
+        Block &x = bucket[i].getBody().front(), &y = bucket[j].getBody().front();
+        if (x.getOperations().size() != y.getOperations().size())
+          continue;
+        // Values correspond positionally: ops are compared in order, and
+        // operands must map to the corresponding earlier results.
+        DenseMap<Value, Value> map;
+        bool same = true;
+        for (auto [a, c] : llvm::zip(x, y)) {
+          if (a.getName() != c.getName() ||
+              a.getAttrDictionary() != c.getAttrDictionary() ||
+              a.getResultTypes() != c.getResultTypes() ||
+              a.getNumOperands() != c.getNumOperands()) {
+            same = false;
+            break;
+          }
+          for (auto [u, v] : llvm::zip(a.getOperands(), c.getOperands()))
+            if (map.lookup(u) != v) {
+              same = false;
+              break;
+            }
+          if (!same)
+            break;
+          for (auto [u, v] : llvm::zip(a.getResults(), c.getResults()))
+            map[u] = v;
+        }
+        if (!same)
+          continue;
+        llvm::append_range(ranks, bucket[j].getRanks());
+        merged[j] = true;
+      }
+      if (ranks.size() != bucket[i].getRanks().size()) {
+        llvm::sort(ranks);
+        bucket[i].setRanks(ranks);
+      }
+    }
+    for (size_t j = 0; j < bucket.size(); ++j)
+      if (merged[j])
+        bucket[j]->erase();
+  }
+}
+
 LogicalResult mlir::tv::ssaCanonicalize(ModuleOp module) {
   SmallVector<Block *> blocks;
   module.walk([&](Operation *op) {
@@ -121,7 +219,13 @@ LogicalResult mlir::tv::ssaCanonicalize(ModuleOp module) {
     if (op->hasAttr("rank_groups"))
       if (auto plan = op->getParentOfType<PlanOp>())
         canonicalizeGroup(op, plan.getMeshOp());
+    if (isa<SendOp, RecvOp>(op))
+      if (auto prog = op->getParentOfType<RankProgramOp>();
+          prog && prog.getRanks().size() == 1)
+        canonicalizePeer(op, op->getParentOfType<PlanOp>().getMeshOp(),
+                         prog.getRanks().front());
   });
+  module.walk([&](PlanOp plan) { foldIdenticalPrograms(plan); });
 
   // Rank programs in order of their first rank.
   module.walk([&](PlanOp plan) {

@@ -121,6 +121,15 @@ static std::string nodeLabel(const json::Object &n, int64_t rank) {
   return s;
 }
 
+/// The node as an attribute: without the rank, so that symmetric ranks stay
+/// identical (diagnostics print the rank separately).
+static std::string nodeAttr(const json::Object &n) {
+  std::string s = "cid" + std::to_string(n.getInteger("cid").value_or(-1));
+  if (auto ir = n.getString("irname"))
+    s += ":" + ir->str();
+  return s;
+}
+
 std::string Importer::name(const TRef &t, bool spec, int part) const {
   std::string s = "t" + std::to_string(t.tid) + ".v" + std::to_string(t.v);
   if (!spec && t.mb >= 0)
@@ -309,7 +318,7 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
                                  const json::Object &n,
                                  const std::string &path) {
   std::string op = opName(n);
-  Location loc = NameLoc::get(StringAttr::get(ctx, nodeLabel(n, p.rank)), fileLoc);
+  Location loc = NameLoc::get(StringAttr::get(ctx, nodeLabel(n, p.rank)));
   const json::Array *inArr = n.getArray("in"), *outArr = n.getArray("out");
   if (!inArr || !outArr)
     return emitError(loc) << "nnscaler import: at " << path
@@ -831,7 +840,7 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
   // Mark every op of this node with its micro-batch and its source node, so
   // that diagnostics name the node even after the IR is printed.
   auto mb = n.getInteger("mb");
-  StringAttr src = b.getStringAttr(nodeLabel(n, p.rank));
+  StringAttr src = b.getStringAttr(nodeAttr(n));
   auto first = before ? std::next(Block::iterator(before)) : p.block->begin();
   for (Operation &o : llvm::make_range(first, p.block->end())) {
     if (o.getLoc() != loc || isa<TagOp, OutputOp>(o))
