@@ -13,6 +13,9 @@ namespace mlir::tv {
 LogicalResult exportPlanSummary(ModuleOp module, llvm::raw_ostream &os);
 OwningOpRef<Operation *> importNnScalerJson(llvm::SourceMgr &sourceMgr,
                                            MLIRContext *ctx);
+OwningOpRef<Operation *> importJsonPlan(llvm::SourceMgr &sourceMgr,
+                                        MLIRContext *ctx);
+LogicalResult exportJsonPlan(ModuleOp module, llvm::raw_ostream &os);
 }
 
 /// The solver query of every stage, as SMT-LIB 2: declarations, the
@@ -46,6 +49,17 @@ void mlir::tv::registerTVTranslations() {
       [](llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
         return importNnScalerJson(sourceMgr, ctx);
       });
+  static TranslateToMLIRRegistration jsonIn(
+      "import-json-plan", "tv JSON plan interchange (docs/json-plan.md)",
+      [](llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
+        return importJsonPlan(sourceMgr, ctx);
+      });
+  static TranslateFromMLIRRegistration jsonOut(
+      "export-json-plan", "tv module to the JSON plan interchange",
+      [](Operation *op, llvm::raw_ostream &os) {
+        return exportJsonPlan(cast<ModuleOp>(op), os);
+      },
+      [](DialectRegistry &registry) { registry.insert<tv::TVDialect>(); });
   static TranslateFromMLIRRegistration smtlib(
       "export-smtlib", "SMT-LIB 2 query of every stage of a partitioned module",
       [](Operation *op, llvm::raw_ostream &os) {

@@ -93,4 +93,31 @@ def TVInterpret : Pass<"tv-interpret", "::mlir::ModuleOp"> {
   ];
 }
 
+def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
+  let summary = "Injects one of the known bug classes into a correct plan (testing)";
+  let description = [{
+    Mutates the plan deterministically, for checking that tv catches each
+    class of real distributed-training bug. `bug` is one of:
+    missing-allreduce (an all-reduce becomes a copy), dropped-allreduce (its
+    consumers read a stale tensor: broken dataflow), allreduce-as-allgather,
+    allgather-as-allreduce, missing-bw-reduce (the last all-reduce of the
+    program, a backward one, becomes a copy), wrong-pp-peer (a receive names
+    another rank), rank-add-const / multi-rank-add-const (a forward add gets a
+    different constant on one rank / on every rank of its program),
+    rank-pow-exponent, bw-wrong-input (a backward op reads another gradient),
+    bw-swapped-outputs (a backward op with two outputs of one type returns
+    them swapped), rank-scale / multi-rank-scale (inconsistent scaling),
+    early-grad-reduce (the data-parallel gradient reduction runs before the
+    last micro-batch's gradient is added), grad-scale-mb (a micro-batch
+    scaling constant is wrong). `rank` chooses the rank (default: the first
+    rank that has a candidate op); `index` the candidate op in program order.
+    Single-rank bugs split that rank out of its shared program first.
+  }];
+  let options = [
+    Option<"bug", "bug", "std::string", "\"\"", "Bug class to inject">,
+    Option<"rank", "rank", "int", "-1", "Rank to mutate (-1: first candidate)">,
+    Option<"index", "index", "int", "0", "Which candidate op, in program order">,
+  ];
+}
+
 #endif // TV_PASSES_TD

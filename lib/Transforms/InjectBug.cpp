@@ -1,0 +1,312 @@
+//===- InjectBug.cpp - --tv-inject-bug ------------------------------------===//
+//
+// Deterministic mutations of a correct plan, one per class of real
+// distributed-training bug, so that tests can check each class is caught.
+//
+//===----------------------------------------------------------------------===//
+#include "TrainVerify/Transforms/Passes.h"
+#include "TrainVerify/Transforms/Utils.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::tv {
+#define GEN_PASS_DEF_TVINJECTBUG
+#include "TrainVerify/Transforms/Passes.h.inc"
+} // namespace mlir::tv
+
+using namespace mlir;
+using namespace mlir::tv;
+
+namespace {
+
+/// Gives `rank` a program of its own (a copy of the shared one).
+RankProgramOp splitOut(RankProgramOp prog, int64_t rank) {
+  if (prog.getRanks().size() == 1)
+    return prog;
+  OpBuilder b(prog);
+  b.setInsertionPointAfter(prog);
+  SmallVector<int64_t> rest;
+  for (int64_t r : prog.getRanks())
+    if (r != rank)
+      rest.push_back(r);
+  auto copy = cast<RankProgramOp>(b.clone(*prog));
+  copy.setRanks(ArrayRef<int64_t>{rank});
+  prog.setRanks(rest);
+  return copy;
+}
+
+struct InjectBugPass : public tv::impl::TVInjectBugBase<InjectBugPass> {
+  using TVInjectBugBase::TVInjectBugBase;
+  void runOnOperation() override;
+
+  /// The k-th op of a program satisfying `pred`, or null.
+  template <typename Pred>
+  Operation *nth(RankProgramOp prog, Pred pred, int k, bool fromEnd = false) {
+    SmallVector<Operation *> hits;
+    for (Operation &op : prog.getBody().front())
+      if (pred(&op))
+        hits.push_back(&op);
+    if (fromEnd)
+      std::reverse(hits.begin(), hits.end());
+    return k >= 0 && k < (int)hits.size() ? hits[k] : nullptr;
+  }
+};
+
+} // namespace
+
+void InjectBugPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  // Mutate the canonical form (explicit gradient versions, shared programs),
+  // where every class has its natural candidates.
+  if (failed(ssaCanonicalize(module)))
+    return signalPassFailure();
+  PlanOp plan;
+  for (Operation &op : *module.getBody())
+    if (auto p = dyn_cast<PlanOp>(op))
+      plan = p;
+  if (!plan) {
+    module.emitError() << "tv-inject-bug needs a module with a tv.plan";
+    return signalPassFailure();
+  }
+  MeshOp mesh = plan.getMeshOp();
+  SmallVector<RankProgramOp> progs(plan.getBody().front().getOps<RankProgramOp>());
+  llvm::sort(progs, [](RankProgramOp a, RankProgramOp b) {
+    return a.getRanks().front() < b.getRanks().front();
+  });
+
+  // Candidate predicate and mutation per class.
+  std::string b = bug;
+  std::function<bool(Operation *)> pred;
+  // Single-rank classes split the rank out of a shared program; the others
+  // mutate the program as written, on every rank that runs it.
+  bool fromEnd = false, singleRank = false;
+  if (b == "missing-allreduce" || b == "dropped-allreduce" ||
+      b == "allreduce-as-allgather" || b == "missing-bw-reduce") {
+    pred = [](Operation *op) {
+      auto ar = dyn_cast<AllReduceOp>(op);
+      return ar && ar.getKind() == ReduceKind::sum;
+    };
+    fromEnd = b == "missing-bw-reduce";
+  } else if (b == "allgather-as-allreduce") {
+    pred = [](Operation *op) { return isa<AllGatherOp>(op); };
+  } else if (b == "wrong-pp-peer") {
+    pred = [](Operation *op) { return isa<RecvOp>(op); };
+    singleRank = true;
+  } else if (b == "rank-add-const" || b == "multi-rank-add-const") {
+    pred = [](Operation *op) { return isa<AddScalarOp, AddOp>(op); };
+    singleRank = b == "rank-add-const";
+  } else if (b == "rank-pow-exponent") {
+    pred = [](Operation *op) { return isa<PowOp>(op); };
+    singleRank = true;
+  } else if (b == "bw-wrong-input") {
+    pred = [](Operation *op) {
+      StringRef n = op->getName().getStringRef();
+      return n.ends_with("_grad") && op->getNumOperands() >= 2;
+    };
+    singleRank = true;
+  } else if (b == "bw-swapped-outputs") {
+    pred = [](Operation *op) {
+      if (!op->getName().getStringRef().ends_with("_grad"))
+        return false;
+      for (unsigned i = 0; i < op->getNumResults(); ++i)
+        for (unsigned j = i + 1; j < op->getNumResults(); ++j)
+          if (op->getResult(i).getType() == op->getResult(j).getType())
+            return true;
+      return false;
+    };
+    singleRank = true;
+  } else if (b == "rank-scale" || b == "multi-rank-scale") {
+    pred = [](Operation *op) { return isa<LinearOp, MatmulOp>(op); };
+    singleRank = b == "rank-scale";
+  } else if (b == "early-grad-reduce") {
+    pred = [](Operation *op) {
+      auto ar = dyn_cast<AllReduceOp>(op);
+      return ar && ar.getInput().getDefiningOp<AddOp>();
+    };
+  } else if (b == "grad-scale-mb") {
+    pred = [](Operation *op) { return isa<ScaleOp>(op); };
+  } else {
+    module.emitError() << "unknown bug class '" << b << "'";
+    return signalPassFailure();
+  }
+
+  // Find the program and op.
+  Operation *target = nullptr;
+  RankProgramOp prog;
+  int64_t chosenRank = -1;
+  for (RankProgramOp p : progs) {
+    if (rank >= 0 && !llvm::is_contained(p.getRanks(), (int64_t)rank))
+      continue;
+    if (Operation *op = nth(p, pred, index, fromEnd)) {
+      prog = p;
+      target = op;
+      chosenRank = rank >= 0 ? rank : p.getRanks().front();
+      break;
+    }
+  }
+  if (!target) {
+    module.emitError() << "no candidate op for bug '" << b << "'"
+                       << (rank >= 0 ? " on rank " + std::to_string(rank) : "");
+    return signalPassFailure();
+  }
+  if (singleRank && prog.getRanks().size() > 1) {
+    // Re-find the op in the rank's own copy.
+    unsigned pos = 0;
+    for (Operation &op : prog.getBody().front()) {
+      if (&op == target)
+        break;
+      ++pos;
+    }
+    prog = splitOut(prog, chosenRank);
+    target = &*std::next(prog.getBody().front().begin(), pos);
+  }
+  OpBuilder bld(target);
+  Location loc = target->getLoc();
+  auto tag = [&](Operation *op) {
+    op->setAttr("injected_bug", bld.getStringAttr(b));
+  };
+
+  if (b == "missing-allreduce" || b == "missing-bw-reduce") {
+    auto ar = cast<AllReduceOp>(target);
+    auto copy = CopyOp::create(bld, loc, ar.getInput());
+    for (NamedAttribute a : ar->getDiscardableAttrs())
+      copy->setAttr(a.getName(), a.getValue());
+    tag(copy);
+    ar.getResult().replaceAllUsesWith(copy.getResult());
+    ar->erase();
+  } else if (b == "dropped-allreduce") {
+    // The consumers read a stale version that nothing computes here.
+    auto ar = cast<AllReduceOp>(target);
+    OpBuilder ib(&prog.getBody().front(), prog.getBody().front().begin());
+    auto stale = InputOp::create(ib, loc, ar.getType(),
+                                 "stale.allreduce." + std::to_string(index));
+    tag(stale);
+    ar.getResult().replaceAllUsesWith(stale.getResult());
+    ar->erase();
+  } else if (b == "allreduce-as-allgather") {
+    auto ar = cast<AllReduceOp>(target);
+    auto ty = cast<RankedTensorType>(ar.getType());
+    int64_t n = mesh ? (int64_t)ar.getGroup(prog.getRanks().front()).size() : 1;
+    SmallVector<int64_t> shape(ty.getShape());
+    shape[0] *= n;
+    auto ag = AllGatherOp::create(
+        bld, loc, RankedTensorType::get(shape, ty.getElementType()),
+        ar.getInput(), 0, ar.getAxesAttr(), ar.getRankGroupsAttr());
+    auto sl = SliceOp::create(bld, loc, ty, ag,
+                              SmallVector<int64_t>(ty.getRank(), 0));
+    tag(ag);
+    ar.getResult().replaceAllUsesWith(sl.getResult());
+    ar->erase();
+  } else if (b == "allgather-as-allreduce") {
+    auto ag = cast<AllGatherOp>(target);
+    auto pad = SliceGradOp::create(
+        bld, loc, ag.getType(), ag.getInput(),
+        SmallVector<int64_t>(cast<RankedTensorType>(ag.getType()).getRank(), 0));
+    auto ar = AllReduceOp::create(bld, loc, ag.getType(), pad, ReduceKind::sum,
+                                  ag.getAxesAttr(), ag.getRankGroupsAttr());
+    tag(ar);
+    ag.getResult().replaceAllUsesWith(ar.getResult());
+    ag->erase();
+  } else if (b == "wrong-pp-peer") {
+    auto recv = cast<RecvOp>(target);
+    int64_t right = recv.getPeerOf(chosenRank);
+    int64_t n = mesh ? mesh.getNumRanks() : 1;
+    int64_t wrong = -1;
+    for (int64_t r = 0; r < n && wrong < 0; ++r)
+      if (r != right && r != chosenRank)
+        wrong = r;
+    recv->removeAttr("peer_axis");
+    recv->removeAttr("peer_offset");
+    recv->setAttr("peer", bld.getI64IntegerAttr(wrong));
+    tag(recv);
+  } else if (b == "rank-add-const" || b == "multi-rank-add-const") {
+    bld.setInsertionPointAfter(target);
+    Value r = target->getResult(0);
+    if (auto as = dyn_cast<AddScalarOp>(target)) {
+      as.setScalarAttr(bld.getF64FloatAttr(as.getScalar().convertToDouble() + 1.0));
+      tag(as);
+    } else {
+      auto c = AddScalarOp::create(bld, loc, r, bld.getF64FloatAttr(1.0));
+      r.replaceAllUsesExcept(c.getResult(), c);
+      tag(c);
+    }
+  } else if (b == "rank-pow-exponent") {
+    auto p = cast<PowOp>(target);
+    double e = p.getScalar().convertToDouble();
+    p.setScalarAttr(bld.getF64FloatAttr(e == 1.0 ? 2.0 : e - 1.0));
+    tag(p);
+  } else if (b == "bw-wrong-input") {
+    // Read another value of the gradient operand's type: the latest one
+    // defined earlier in the program.
+    StringRef name = target->getName().getStringRef();
+    unsigned gi = 1;
+    if (llvm::is_contained({"tv.rotary_grad", "tv.apply_mask_grad",
+                            "tv.mean_grad", "tv.slice_grad",
+                            "tv.dispatch_grad"},
+                           name))
+      gi = 0;
+    else if (llvm::is_contained({"tv.linear_grad", "tv.layernorm_grad",
+                                 "tv.rmsnorm_grad", "tv.cross_entropy_grad",
+                                 "tv.combine_grad"},
+                                name))
+      gi = 2;
+    gi = std::min(gi, target->getNumOperands() - 1);
+    Value grad = target->getOperand(gi);
+    Value other;
+    for (Operation &op : prog.getBody().front()) {
+      if (&op == target)
+        break;
+      for (Value v : op.getResults())
+        if (v != grad && v.getType() == grad.getType())
+          other = v;
+    }
+    if (!other) {
+      module.emitError() << "no other tensor of type " << grad.getType()
+                         << " for bw-wrong-input";
+      return signalPassFailure();
+    }
+    target->setOperand(gi, other);
+    tag(target);
+  } else if (b == "bw-swapped-outputs") {
+    Value a, c;
+    for (unsigned i = 0; i < target->getNumResults() && !a; ++i)
+      for (unsigned j = i + 1; j < target->getNumResults() && !a; ++j)
+        if (target->getResult(i).getType() == target->getResult(j).getType()) {
+          a = target->getResult(i);
+          c = target->getResult(j);
+        }
+    SmallVector<OpOperand *> aUses, cUses;
+    for (OpOperand &u : a.getUses())
+      aUses.push_back(&u);
+    for (OpOperand &u : c.getUses())
+      cUses.push_back(&u);
+    for (OpOperand *u : aUses)
+      u->set(c);
+    for (OpOperand *u : cUses)
+      u->set(a);
+    tag(target);
+  } else if (b == "rank-scale" || b == "multi-rank-scale") {
+    bld.setInsertionPointAfter(target);
+    Value r = target->getResult(0);
+    auto s = ScaleOp::create(bld, loc, r, bld.getF64FloatAttr(0.5));
+    r.replaceAllUsesExcept(s.getResult(), s);
+    tag(s);
+  } else if (b == "early-grad-reduce") {
+    // all_reduce(a + b) becomes all_reduce(a) + b: the last micro-batch's
+    // gradient is added after the data-parallel reduction.
+    auto ar = cast<AllReduceOp>(target);
+    auto add = ar.getInput().getDefiningOp<AddOp>();
+    auto early = AllReduceOp::create(bld, loc, add.getLhs().getType(),
+                                     add.getLhs(), ar.getKind(),
+                                     ar.getAxesAttr(), ar.getRankGroupsAttr());
+    auto late = AddOp::create(bld, loc, ar.getType(), early, add.getRhs());
+    tag(early);
+    ar.getResult().replaceAllUsesWith(late.getResult());
+    ar->erase();
+  } else if (b == "grad-scale-mb") {
+    auto s = cast<ScaleOp>(target);
+    s.setScalarAttr(bld.getF64FloatAttr(s.getScalar().convertToDouble() * 2.0));
+    tag(s);
+  }
+}
