@@ -3,6 +3,7 @@
 #include "TrainVerify/Dialect/TVOps.h"
 
 #include "llvm/ADT/StringMap.h"
+#include <map>
 
 using namespace mlir;
 using namespace mlir::tv;
@@ -83,19 +84,21 @@ namespace {
 struct NameInfo {
   RankedTensorType type;
   bool isOutput = false;
+  bool isInput = false; // defined by tv.input (or a tag of one)
 };
 } // namespace
 
 static void collectNames(Block &block, llvm::StringMap<NameInfo> &names) {
   for (Operation &op : block) {
     if (auto in = dyn_cast<InputOp>(op))
-      names[in.getName()] = {cast<RankedTensorType>(in.getType()), false};
+      names[in.getName()] = {cast<RankedTensorType>(in.getType()), false, true};
     else if (auto tag = dyn_cast<TagOp>(op))
       names[tag.getName()] = {cast<RankedTensorType>(tag.getValue().getType()),
-                              false};
+                              false,
+                              (bool)tag.getValue().getDefiningOp<InputOp>()};
     else if (auto out = dyn_cast<OutputOp>(op))
       names[out.getName()] = {cast<RankedTensorType>(out.getValue().getType()),
-                              true};
+                              true, false};
   }
 }
 
@@ -140,6 +143,10 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module) {
 
   bool ok = true;
   llvm::StringMap<SmallVector<std::pair<Box, Operation *>>> slices;
+  // Initial lineages (of spec inputs) are never proven, only assumed: they
+  // must name plan inputs, and a plan tensor may stand for one slice only.
+  std::map<std::pair<int64_t, std::string>, std::pair<std::string, Box>>
+      initialRefs;
   for (auto lin : module.getBody()->getOps<LineageOp>()) {
     LineageAttr attr = lin.getLineage();
     auto it = specNames.find(attr.getSpec().getValue());
@@ -176,6 +183,33 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module) {
                           << ref.getRank() << " does not define";
           ok = false;
           continue;
+        }
+        if (it->second.isInput && !pt->second.isInput) {
+          lin.emitError() << where(lin) << "lineage of spec input '"
+                          << attr.getSpec().getValue() << "' names plan tensor '"
+                          << ref.getName() << "' on rank " << ref.getRank()
+                          << ", which the plan computes; an input's lineage "
+                             "must name plan inputs (what computes the tensor "
+                             "would never be checked)";
+          ok = false;
+          continue;
+        }
+        if (it->second.isInput) {
+          auto [prev, inserted] = initialRefs.try_emplace(
+              {ref.getRank(), ref.getName().str()},
+              attr.getSpec().str(), box);
+          if (!inserted && (prev->second.first != attr.getSpec().getValue() ||
+                            !(prev->second.second == box))) {
+            lin.emitError() << where(lin) << "plan input '" << ref.getName()
+                            << "' on rank " << ref.getRank()
+                            << " is assumed equal to two different spec "
+                               "input slices ('"
+                            << prev->second.first << "' and '"
+                            << attr.getSpec().getValue()
+                            << "'); that would restrict the inputs";
+            ok = false;
+            continue;
+          }
         }
         if (pt->second.type.getShape() != ArrayRef<int64_t>(box.shape())) {
           lin.emitError() << where(lin) << "plan tensor '" << ref.getName()

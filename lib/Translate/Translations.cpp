@@ -16,6 +16,8 @@ OwningOpRef<Operation *> importNnScalerJson(llvm::SourceMgr &sourceMgr,
 OwningOpRef<Operation *> importJsonPlan(llvm::SourceMgr &sourceMgr,
                                         MLIRContext *ctx);
 LogicalResult exportJsonPlan(ModuleOp module, llvm::raw_ostream &os);
+OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
+                                          MLIRContext *ctx);
 }
 
 /// The solver query of every stage, as SMT-LIB 2: declarations, the
@@ -53,6 +55,13 @@ void mlir::tv::registerTVTranslations() {
       "import-json-plan", "tv JSON plan interchange (docs/json-plan.md)",
       [](llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
         return importJsonPlan(sourceMgr, ctx);
+      });
+  static TranslateToMLIRRegistration modelConfig(
+      "import-model-config",
+      "Llama3 training step (spec, dp/tp/pp plan, lineages) from a model "
+      "config.json; see --parallel, --layers, --seq, --micro-batch-size",
+      [](llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
+        return importModelConfig(sourceMgr, ctx);
       });
   static TranslateFromMLIRRegistration jsonOut(
       "export-json-plan", "tv module to the JSON plan interchange",

@@ -565,8 +565,15 @@ std::optional<std::string> Eval<D>::run(Operation *op, ArrayRef<const T *> in,
         T res = make(x.shape);
         int64_t ms = m.data.size();
         for (size_t i = 0; i < x.data.size(); ++i) {
-          // Masks come from tv.causal_mask: their elements are constants.
-          res.data[i] = m.data[i % ms] == d.one() ? x.data[i] : d.negInf();
+          // mask ? x : -inf, exactly: a constant mask (tv.causal_mask)
+          // decides directly, any other mask selects by its 0/1 value.
+          V mv = m.data[i % ms];
+          if (mv == d.one())
+            res.data[i] = x.data[i];
+          else if (mv == d.zero())
+            res.data[i] = d.negInf();
+          else
+            res.data[i] = d.select(mv, 0, {d.negInf(), x.data[i]});
         }
         out.push_back(std::move(res));
       })

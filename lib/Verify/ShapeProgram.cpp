@@ -122,7 +122,10 @@ void ShapeProgram::addValue(Value v) {
     DimKey k = key(v, d);
     original[k] = ty.getDimSize(d);
     classes.insert(k);
-    lower[k] = 1;
+    // Every dimension keeps two elements: ops that relate different indices
+    // (transposes, reshapes, masks, slices, gathers) stay distinguishable; at
+    // size 1 a permutation is the identity and a causal mask is all-true.
+    lower[k] = std::min<int64_t>(2, ty.getDimSize(d));
     if (ty.getDimSize(d) == 1)
       fixed.insert(k); // broadcast dimensions stay 1
   }

@@ -68,13 +68,20 @@ std::vector<V> sliceOf(const Tensor<V> &t, LineageAttr l) {
   return out;
 }
 
+int kindOf(Type elt) {
+  if (elt.isInteger(1))
+    return 2;
+  return isa<IntegerType>(elt) ? 1 : 0;
+}
+
 /// Inputs of a stage, bound from its assumptions, in one fixed order so that
 /// symbolic and concrete runs create their fresh values identically.
 template <typename D> struct Bindings {
   using V = typename D::V;
   using T = Tensor<V>;
   D &d;
-  std::function<V(const std::string &, bool)> fresh;
+  /// Makes a fresh input value; kind 0 real, 1 integer (ids), 2 bool (masks).
+  std::function<V(const std::string &, int)> fresh;
   std::map<std::string, T> spec;
   std::map<std::pair<int64_t, std::string>, T> plan;
   /// Equalities that could not be substituted (a plan tensor assumed twice).
@@ -83,11 +90,11 @@ template <typename D> struct Bindings {
   T freshTensor(const std::string &name, RankedTensorType ty) {
     T t;
     t.shape.assign(ty.getShape().begin(), ty.getShape().end());
-    bool isInt = isa<IntegerType>(ty.getElementType());
+    int kind = kindOf(ty.getElementType());
     SmallVector<int64_t> idx;
     for (int64_t i = 0, e = ty.getNumElements(); i < e; ++i) {
       unravel(i, t.shape, idx);
-      t.data.push_back(fresh(name + indexStr(idx), isInt));
+      t.data.push_back(fresh(name + indexStr(idx), kind));
     }
     return t;
   }
@@ -114,7 +121,7 @@ template <typename D> struct Bindings {
       auto l = cast<LineageAttr>(a);
       std::vector<V> slice;
       auto it = spec.find(l.getSpec().str());
-      bool isInt = false;
+      int kind = 0;
       if (it != spec.end()) {
         slice = sliceOf(it->second, l);
       } else {
@@ -122,7 +129,7 @@ template <typename D> struct Bindings {
           for (PlanRefAttr ref : g) {
             auto ty = planTypes.find({ref.getRank(), ref.getName().str()});
             if (ty != planTypes.end())
-              isInt = isa<IntegerType>(ty->second.getElementType());
+              kind = kindOf(ty->second.getElementType());
           }
         SmallVector<int64_t> shape = l.getSliceShape();
         SmallVector<int64_t> idx;
@@ -130,7 +137,7 @@ template <typename D> struct Bindings {
           unravel(i, shape, idx);
           for (size_t k = 0; k < idx.size(); ++k)
             idx[k] += l.getLower()[k];
-          slice.push_back(fresh(l.getSpec().str() + indexStr(idx), isInt));
+          slice.push_back(fresh(l.getSpec().str() + indexStr(idx), kind));
         }
       }
       SmallVector<int64_t> shape = l.getSliceShape();
@@ -304,18 +311,20 @@ bool replay(StageOp stage, const PlanSchedule &schedule,
   ConcreteDomain cd;
   size_t next = 0;
   std::vector<std::pair<std::string, double>> inputs;
-  Bindings<ConcreteDomain> b{cd, [&](const std::string &name, bool isInt) {
+  Bindings<ConcreteDomain> b{cd, [&](const std::string &name, int kind) {
                                double v;
                                if (next < assignment.size() || !rng) {
                                  v = next < assignment.size() ? assignment[next]
                                                               : 0.0;
-                               } else if (isInt) {
+                               } else if (kind == 2) {
+                                 v = (double)((*rng)() % 2);
+                               } else if (kind == 1) {
                                  v = (double)((*rng)() % 8);
                                } else {
                                  v = std::uniform_real_distribution<double>(
                                      -2.0, 2.0)(*rng);
                                }
-                               if (isInt)
+                               if (kind)
                                  v = std::round(v);
                                ++next;
                                inputs.push_back({name, v});
@@ -330,12 +339,26 @@ bool replay(StageOp stage, const PlanSchedule &schedule,
     return false;
   }
   for (auto &[x, y] : b.extra)
-    if (!close(x, y))
-      return false; // the assignment violates an assumption
+    if (!close(x, y)) {
+      // The assignment violates an assumption (a plan tensor assumed equal
+      // to two spec slices): it shows nothing either way.
+      if (rng && assignment.empty()) {
+        result.outcome = StageResult::Error;
+        result.headline = "stage @" + stage.getSymName().str() +
+                          ": random inputs cannot satisfy the stage's "
+                          "assumptions (a plan tensor is assumed equal to two "
+                          "spec slices); nothing was checked";
+      }
+      return false;
+    }
   // Find the first violated check.
+  // A NaN shows nothing about the plan (a model that divides by zero,
+  // excluded by assumption A4); -inf against a number is a real mismatch
+  // (a missing mask).
   size_t bad = out.pairs.size();
   for (size_t i = 0; i < out.pairs.size(); ++i)
-    if (!close(out.pairs[i].first, out.pairs[i].second)) {
+    if (!close(out.pairs[i].first, out.pairs[i].second) &&
+        !std::isnan(out.pairs[i].first) && !std::isnan(out.pairs[i].second)) {
       bad = i;
       break;
     }
@@ -424,8 +447,8 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options) {
   sym::TermContext terms;
   SymDomain sd{terms};
   Bindings<SymDomain> b{sd,
-                        [&](const std::string &name, bool isInt) {
-                          return terms.var(name, isInt);
+                        [&](const std::string &name, int kind) {
+                          return terms.var(name, kind == 1, kind == 2);
                         },
                         {}, {}, {}};
   Outcome<sym::TermId> out;
@@ -467,6 +490,9 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options) {
       diffs.push_back(lower.term(out.pairs[i].first) !=
                       lower.term(out.pairs[i].second));
     solver.add(z3::mk_or(diffs));
+    for (size_t v = 0; v < terms.numVars(); ++v)
+      if (terms.varInfo(v).isBool && lower.hasVar(v))
+        solver.add(lower.var(v) >= 0 && lower.var(v) <= 1);
     if (options.wantSmtLib)
       result.smtlib = solver.to_smt2();
     if (differing.empty() && b.extra.empty()) {

@@ -163,9 +163,9 @@ TermId TermContext::constant(const Rat &c) {
   return intern({{0, c}});
 }
 
-TermId TermContext::var(llvm::StringRef name, bool isInt) {
+TermId TermContext::var(llvm::StringRef name, bool isInt, bool isBool) {
   int64_t id = vars.size();
-  vars.push_back({name.str(), isInt});
+  vars.push_back({name.str(), isInt || isBool, isBool});
   Atom a{AtomKind::Var, Fn::Exp, {id}, {}};
   return atomTerm(internAtom(std::move(a)));
 }

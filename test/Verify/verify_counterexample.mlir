@@ -25,7 +25,7 @@ tv.lineage #tv.lineage<"y"[0:4, 0:8] = ["y":0] | ["y":1]>
 
 // The error sits at the plan op, names the stage, the violated lineage, the
 // op with rank and micro-batch, and concrete values with the mismatch marked.
-// CHECK: verify_counterexample.mlir:16:10: error: stage @stage0_y: counterexample: lineage 'y'[0:1, 0:1] = 'y'@0 does not hold
+// CHECK: verify_counterexample.mlir:16:10: error: stage @stage0_y: counterexample: lineage 'y'[0:2, 0:2] = 'y'@0 does not hold
 // CHECK: note: computed by 'tv.copy' on rank 0 at {{.*}}verify_counterexample.mlir:16
 // CHECK: note:   spec 'y'[0, 0] = {{.*}}; plan 'y'@0 = {{.*}}   <-- mismatch
 // CHECK: note: inputs: a[0, 0]=

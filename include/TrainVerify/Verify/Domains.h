@@ -24,7 +24,8 @@ struct SymDomain {
   sym::TermContext &c;
   V zero() { return c.zero(); }
   V one() { return c.one(); }
-  V cst(double x) { return c.constant(x); }
+  /// A non-finite constant is opaque: it equals nothing, not even itself.
+  V cst(double x) { return std::isfinite(x) ? c.constant(x) : c.undef(); }
   V cstFrac(int64_t n, int64_t d) {
     return c.constant(sym::Rat(llvm::DynamicAPInt(n), llvm::DynamicAPInt(d)));
   }
@@ -33,7 +34,9 @@ struct SymDomain {
   V mul(V a, V b) { return c.mul(a, b); }
   V div(V a, V b) { return c.div(a, b); }
   V neg(V a) { return c.neg(a); }
-  V scale(V a, double k) { return c.scale(a, sym::Rat::fromDouble(k)); }
+  V scale(V a, double k) {
+    return std::isfinite(k) ? c.scale(a, sym::Rat::fromDouble(k)) : c.undef();
+  }
   V divInt(V a, int64_t n) {
     return c.scale(a, sym::Rat(llvm::DynamicAPInt(1), llvm::DynamicAPInt(n)));
   }
@@ -49,6 +52,8 @@ struct SymDomain {
   V tanh(V a) { return c.app(sym::Fn::Tanh, {a}); }
   V nonzero(V a) { return c.app(sym::Fn::NonZero, {a}); }
   V powc(V a, double k) {
+    if (!std::isfinite(k))
+      return c.undef();
     if (k == std::floor(k) && std::fabs(k) <= 64)
       return c.powInt(a, (int64_t)k);
     return c.app(sym::Fn::PowReal, {a, c.constant(k)});

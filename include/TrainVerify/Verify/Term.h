@@ -87,6 +87,7 @@ using Poly = std::vector<std::pair<MonoId, Rat>>;
 struct VarInfo {
   std::string name;
   bool isInt = false;
+  bool isBool = false; // an integer that is 0 or 1 (mask elements)
 };
 
 class TermContext {
@@ -97,8 +98,9 @@ public:
   TermId one() const { return oneId; }
   TermId constant(const Rat &c);
   TermId constant(double c) { return constant(Rat::fromDouble(c)); }
-  /// A fresh variable; `isInt` variables hold integers (token ids, labels).
-  TermId var(llvm::StringRef name, bool isInt = false);
+  /// A fresh variable; `isInt` variables hold integers (token ids, labels),
+  /// `isBool` ones 0 or 1 (masks).
+  TermId var(llvm::StringRef name, bool isInt = false, bool isBool = false);
 
   TermId add(TermId a, TermId b);
   TermId sub(TermId a, TermId b) { return add(a, neg(b)); }
