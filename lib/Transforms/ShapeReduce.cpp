@@ -10,6 +10,9 @@
 #include "TrainVerify/Transforms/Passes.h"
 #include "TrainVerify/Transforms/Utils.h"
 #include "TrainVerify/Verify/ShapeProgram.h"
+#include "TrainVerify/Verify/StageVerifier.h"
+
+#include "llvm/ADT/StringMap.h"
 
 namespace mlir::tv {
 #define GEN_PASS_DEF_TVSHAPEREDUCE
@@ -20,6 +23,33 @@ using namespace mlir;
 using namespace mlir::tv;
 
 namespace {
+/// Gives `dst` the reduced shapes of `src`, a stage with the same canonical
+/// key (so the same ops in the same order, up to tensor names).
+void copyShapes(StageOp src, StageOp dst) {
+  SmallVector<Operation *> a, b;
+  src.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) { a.push_back(op); });
+  dst.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) { b.push_back(op); });
+  for (auto [x, y] : llvm::zip(a, b)) {
+    for (auto [rx, ry] : llvm::zip(x->getResults(), y->getResults()))
+      ry.setType(rx.getType());
+    for (StringRef attr : {"start", "vocab_offset"})
+      if (Attribute v = x->getAttr(attr))
+        y->setAttr(attr, v);
+  }
+  auto boxes = [&](ArrayAttr from, ArrayAttr to) {
+    SmallVector<Attribute> out;
+    for (auto [f, t] : llvm::zip(from, to)) {
+      auto lf = cast<LineageAttr>(f), lt = cast<LineageAttr>(t);
+      out.push_back(LineageAttr::get(lt.getContext(), lt.getSpec(),
+                                     lf.getLower(), lf.getUpper(),
+                                     lt.getGroups()));
+    }
+    return ArrayAttr::get(dst.getContext(), out);
+  };
+  dst.setAssumesAttr(boxes(src.getAssumes(), dst.getAssumes()));
+  dst.setGuaranteesAttr(boxes(src.getGuarantees(), dst.getGuarantees()));
+}
+
 struct ShapeReducePass : public tv::impl::TVShapeReduceBase<ShapeReducePass> {
   using TVShapeReduceBase::TVShapeReduceBase;
   void runOnOperation() override {
@@ -30,9 +60,22 @@ struct ShapeReducePass : public tv::impl::TVShapeReduceBase<ShapeReducePass> {
           << "no tv.stage to reduce; run --tv-stage-partition first";
       return signalPassFailure();
     }
+    // Stages identical up to renaming (repeated layers, micro-batches) have
+    // the same shape program: solve it once and copy the solution.
     bool ok = true;
-    for (StageOp stage : stages)
-      ok &= succeeded(reduceStageShapes(stage, timeoutMs));
+    llvm::StringMap<StageOp> solved;
+    for (StageOp stage : stages) {
+      std::string key = canonicalStageKey(stage);
+      auto it = solved.find(key);
+      if (it != solved.end()) {
+        copyShapes(it->second, stage);
+        continue;
+      }
+      if (succeeded(reduceStageShapes(stage, timeoutMs)))
+        solved[key] = stage;
+      else
+        ok = false;
+    }
     if (!ok)
       signalPassFailure();
   }
