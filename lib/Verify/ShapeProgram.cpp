@@ -912,10 +912,15 @@ bool ShapeProgram::solveRatios(const std::function<unsigned(DimKey)> &classOf,
     else
       return false;
     int dc = comp[(*one)[0]];
+    unsigned inSame = 0;
     for (unsigned f : *many)
-      if (comp[f] == dc)
-        return false;
-    dependent[dc] = true;
+      inSame += comp[f] == dc;
+    // x = f * K with f in x's own component: both scale with t, so the
+    // product pins the other factors K, not t; the final check verifies it.
+    if (inSame > 1)
+      return false;
+    if (inSame == 0)
+      dependent[dc] = true;
   }
   auto setT = [&](Comp &c, int64_t t) {
     if (c.zero)

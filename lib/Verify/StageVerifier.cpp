@@ -444,6 +444,22 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options) {
     return result;
   }
 
+  // Symbolic execution is per element: a stage that shape reduction could
+  // not shrink is refused rather than run out of memory.
+  int64_t elements = 0;
+  stage.getBody().walk([&](Operation *op) {
+    for (Value r : op->getResults())
+      if (auto ty = dyn_cast<RankedTensorType>(r.getType()))
+        elements += ty.getNumElements();
+  });
+  if (elements > options.maxElements) {
+    result.outcome = StageResult::Unknown;
+    result.headline = "stage @" + stage.getSymName().str() + ": unknown: " +
+                      std::to_string(elements) +
+                      " tensor elements is too large to verify symbolically "
+                      "(run --tv-shape-reduce first, or see its warning)";
+    return result;
+  }
   sym::TermContext terms;
   SymDomain sd{terms};
   Bindings<SymDomain> b{sd,

@@ -16,6 +16,9 @@ struct StageOptions {
   bool wantSmtLib = false;
   /// Random points tried when a solver model does not replay.
   unsigned replaySeeds = 8;
+  /// Stages with more tensor elements than this are not executed
+  /// symbolically (reported unknown).
+  int64_t maxElements = 4'000'000;
 };
 
 struct StageResult {
