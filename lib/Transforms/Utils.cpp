@@ -7,6 +7,16 @@
 using namespace mlir;
 using namespace mlir::tv;
 
+std::vector<char *> mlir::tv::withQuietOpDiagnostics(int argc, char **argv) {
+  std::vector<char *> args(argv, argv + argc);
+  for (int i = 1; i < argc; ++i)
+    if (StringRef(argv[i]).contains("print-op-on-diagnostic"))
+      return args;
+  static char quiet[] = "--mlir-print-op-on-diagnostic=false";
+  args.insert(args.begin() + 1, quiet);
+  return args;
+}
+
 std::chrono::steady_clock::time_point &mlir::tv::toolStartTime() {
   static std::chrono::steady_clock::time_point start =
       std::chrono::steady_clock::now();

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "TrainVerify/Dialect/Lineage.h"
 #include "TrainVerify/Dialect/TVOps.h"
+#include "JsonInput.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Builders.h"
@@ -360,22 +361,11 @@ namespace mlir::tv {
 OwningOpRef<Operation *> importJsonPlan(llvm::SourceMgr &sourceMgr,
                                         MLIRContext *ctx) {
   ctx->loadDialect<TVDialect>();
-  const llvm::MemoryBuffer *buf =
-      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
-  Location loc = FileLineColLoc::get(ctx, buf->getBufferIdentifier(), 0, 0);
-  llvm::Expected<json::Value> parsed = json::parse(buf->getBuffer());
-  if (!parsed) {
-    emitError(loc) << "json plan: malformed JSON: "
-                   << llvm::toString(parsed.takeError());
+  std::optional<JsonInput> in = readJsonObject(sourceMgr, ctx, "json plan");
+  if (!in)
     return {};
-  }
-  const json::Object *root = parsed->getAsObject();
-  if (!root) {
-    emitError(loc) << "json plan: at $: expected a JSON object";
-    return {};
-  }
-  JsonPlanImporter importer(ctx, buf->getBufferIdentifier());
-  OwningOpRef<ModuleOp> m = importer.run(*root);
+  JsonPlanImporter importer(ctx, in->file);
+  OwningOpRef<ModuleOp> m = importer.run(in->root());
   if (!m)
     return {};
   return OwningOpRef<Operation *>(m.release());

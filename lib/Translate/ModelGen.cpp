@@ -36,6 +36,7 @@
 //===----------------------------------------------------------------------===//
 #include "TrainVerify/Dialect/Lineage.h"
 #include "TrainVerify/Dialect/TVOps.h"
+#include "JsonInput.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
@@ -1071,20 +1072,15 @@ namespace mlir::tv {
 OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
                                           MLIRContext *ctx) {
   ctx->loadDialect<TVDialect>();
-  const llvm::MemoryBuffer *buf =
-      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
-  StringRef file = buf->getBufferIdentifier();
-  Location loc = FileLineColLoc::get(ctx, file, 0, 0);
+  std::optional<JsonInput> in = readJsonObject(sourceMgr, ctx, "model config");
+  if (!in)
+    return {};
+  Location loc = in->loc;
   auto fail = [&](const Twine &msg) -> OwningOpRef<Operation *> {
     emitError(loc) << "model config: " << msg;
     return {};
   };
-  llvm::Expected<json::Value> parsed = json::parse(buf->getBuffer());
-  if (!parsed)
-    return fail("malformed JSON: " + llvm::toString(parsed.takeError()));
-  const json::Object *root = parsed->getAsObject();
-  if (!root)
-    return fail("expected a JSON object");
+  const json::Object *root = &in->root();
   ModelCfg mc;
   std::string err;
   if (failed(parseModel(*root, mc, err)))

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "TrainVerify/Dialect/Lineage.h"
 #include "TrainVerify/Dialect/TVOps.h"
+#include "JsonInput.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -1068,23 +1069,11 @@ namespace mlir::tv {
 OwningOpRef<Operation *> importNnScalerJson(llvm::SourceMgr &sourceMgr,
                                            MLIRContext *ctx) {
   ctx->loadDialect<TVDialect>();
-  const llvm::MemoryBuffer *buf =
-      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
-  StringRef file = buf->getBufferIdentifier();
-  Location loc = FileLineColLoc::get(ctx, file, 0, 0);
-  llvm::Expected<json::Value> parsed = json::parse(buf->getBuffer());
-  if (!parsed) {
-    emitError(loc) << "nnscaler import: malformed JSON: "
-                   << llvm::toString(parsed.takeError());
+  std::optional<JsonInput> in = readJsonObject(sourceMgr, ctx, "nnscaler import");
+  if (!in)
     return {};
-  }
-  const json::Object *root = parsed->getAsObject();
-  if (!root) {
-    emitError(loc) << "nnscaler import: at $: expected a JSON object";
-    return {};
-  }
-  Importer importer(ctx, file);
-  OwningOpRef<ModuleOp> m = importer.run(*root);
+  Importer importer(ctx, in->file);
+  OwningOpRef<ModuleOp> m = importer.run(in->root());
   if (!m)
     return {};
   return OwningOpRef<Operation *>(m.release());

@@ -6,11 +6,17 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <chrono>
+#include <vector>
 
 namespace mlir::tv {
 
 /// Canonical SSA form (see --tv-ssa-canonicalize). Idempotent.
 LogicalResult ssaCanonicalize(ModuleOp module);
+
+/// The tools' arguments with `--mlir-print-op-on-diagnostic=false` added
+/// unless the user chose: a verifier's diagnostic names its ops and values,
+/// and printing the whole enclosing op after it only buries the message.
+std::vector<char *> withQuietOpDiagnostics(int argc, char **argv);
 
 /// When the tool started (set by the drivers; used to report parse time).
 std::chrono::steady_clock::time_point &toolStartTime();
