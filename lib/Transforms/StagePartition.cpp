@@ -94,6 +94,7 @@ private:
   DenseMap<Operation *, NameTable> progNames; // per rank program
   llvm::StringMap<SmallVector<LineageAttr>> lineages;
   std::vector<std::string> lineageOrder;
+  llvm::StringMap<size_t> lineagePos; // position in lineageOrder
   std::map<RankValue, PlanCut, RankValueLess> planCuts;
   std::map<RankValue, size_t, RankValueLess> producer;
 };
@@ -101,13 +102,22 @@ private:
 } // namespace
 
 std::string Partitioner::specNameWithLineage(Value v) const {
+  // Of several lineage-carrying names of one value, the one whose lineage
+  // comes first: the same rule the plan side uses, so that aliases point the
+  // same way on both sides (never a cycle).
   auto it = specNames.namesOf.find(v);
   if (it == specNames.namesOf.end())
     return "";
-  for (const std::string &n : it->second)
-    if (lineages.count(n))
-      return n;
-  return "";
+  std::string best;
+  size_t bestPos = SIZE_MAX;
+  for (const std::string &n : it->second) {
+    auto pos = lineagePos.find(n);
+    if (pos != lineagePos.end() && pos->second < bestPos) {
+      best = n;
+      bestPos = pos->second;
+    }
+  }
+  return best;
 }
 
 LogicalResult Partitioner::collect() {
@@ -134,8 +144,10 @@ LogicalResult Partitioner::collect() {
   for (auto lin : module.getOps<LineageOp>()) {
     LineageAttr attr = lin.getLineage();
     StringRef name = attr.getSpec().getValue();
-    if (!lineages.count(name))
+    if (!lineages.count(name)) {
+      lineagePos[name] = lineageOrder.size();
       lineageOrder.push_back(name.str());
+    }
     lineages[name].push_back(attr);
   }
   auto sched = PlanSchedule::build(plan);
