@@ -117,15 +117,22 @@ static std::string where(Operation *op) {
   return "";
 }
 
-LogicalResult mlir::tv::checkLineages(ModuleOp module) {
-  SpecOp spec;
-  PlanOp plan;
-  for (Operation &op : module.getBody()->getOperations()) {
-    if (auto s = dyn_cast<SpecOp>(op))
-      spec = spec ? spec : s;
-    if (auto p = dyn_cast<PlanOp>(op))
-      plan = plan ? plan : p;
+ProgramParts mlir::tv::getProgramParts(ModuleOp module) {
+  ProgramParts parts;
+  for (Operation &op : *module.getBody()) {
+    if (auto m = dyn_cast<MeshOp>(op))
+      parts.mesh = m;
+    else if (auto s = dyn_cast<SpecOp>(op))
+      parts.spec = s;
+    else if (auto p = dyn_cast<PlanOp>(op))
+      parts.plan = p;
   }
+  return parts;
+}
+
+LogicalResult mlir::tv::checkLineages(ModuleOp module) {
+  auto [mesh, spec, plan] = getProgramParts(module);
+  (void)mesh;
   if (!spec || !plan)
     return module.emitError() << "module needs a tv.spec and a tv.plan";
   llvm::StringMap<NameInfo> specNames;

@@ -4,6 +4,7 @@
 // distributed-training bug, so that tests can check each class is caught.
 //
 //===----------------------------------------------------------------------===//
+#include "TrainVerify/Dialect/Lineage.h"
 #include "TrainVerify/Transforms/Passes.h"
 #include "TrainVerify/Transforms/Utils.h"
 
@@ -61,10 +62,7 @@ void InjectBugPass::runOnOperation() {
   // where every class has its natural candidates.
   if (failed(ssaCanonicalize(module)))
     return signalPassFailure();
-  PlanOp plan;
-  for (Operation &op : *module.getBody())
-    if (auto p = dyn_cast<PlanOp>(op))
-      plan = p;
+  PlanOp plan = getProgramParts(module).plan;
   if (!plan) {
     module.emitError() << "tv-inject-bug needs a module with a tv.plan";
     return signalPassFailure();

@@ -30,14 +30,8 @@ void InterpretPass::runOnOperation() {
   if (stages.empty()) {
     // Whole programs: one pseudo-stage that assumes the lineages of the spec
     // inputs and checks every other lineage.
-    SpecOp spec;
-    PlanOp plan;
-    for (Operation &op : *module.getBody()) {
-      if (auto s = dyn_cast<SpecOp>(op))
-        spec = s;
-      if (auto p = dyn_cast<PlanOp>(op))
-        plan = p;
-    }
+    auto [mesh, spec, plan] = getProgramParts(module);
+    (void)mesh;
     if (!spec || !plan) {
       module.emitError() << "nothing to interpret: no tv.stage and no "
                             "tv.spec / tv.plan pair";

@@ -69,17 +69,7 @@ static json::Array exportOps(Block &block) {
 
 namespace mlir::tv {
 LogicalResult exportJsonPlan(ModuleOp module, llvm::raw_ostream &os) {
-  MeshOp mesh;
-  SpecOp spec;
-  PlanOp plan;
-  for (Operation &op : *module.getBody()) {
-    if (auto m = dyn_cast<MeshOp>(op))
-      mesh = m;
-    if (auto s = dyn_cast<SpecOp>(op))
-      spec = s;
-    if (auto p = dyn_cast<PlanOp>(op))
-      plan = p;
-  }
+  auto [mesh, spec, plan] = getProgramParts(module);
   if (!mesh || !spec || !plan)
     return module.emitError()
            << "export-json-plan needs a module with a tv.mesh, a tv.spec and "

@@ -2,6 +2,7 @@
 #ifndef TRAINVERIFY_DIALECT_LINEAGE_H
 #define TRAINVERIFY_DIALECT_LINEAGE_H
 
+#include "TrainVerify/Dialect/TVOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -30,6 +31,15 @@ struct Box {
 /// with the same total volume. On failure `why` says which rule broke.
 bool tilesExactly(const Box &whole, llvm::ArrayRef<Box> parts,
                   std::string *why = nullptr);
+
+/// The tv.mesh, tv.spec and tv.plan directly in a module (null when absent;
+/// the last one when there are several).
+struct ProgramParts {
+  MeshOp mesh;
+  SpecOp spec;
+  PlanOp plan;
+};
+ProgramParts getProgramParts(ModuleOp module);
 
 /// Checks every `tv.lineage` of a module against its `tv.spec` and `tv.plan`:
 /// the spec tensor exists and holds the slice, every referenced plan tensor
