@@ -129,3 +129,40 @@ TEST_F(StageFixture, CanonicalKeyIgnoresNames) {
       &ctx3);
   EXPECT_NE(k1, canonicalStageKey(*m3->getOps<StageOp>().begin()));
 }
+
+TEST_F(StageFixture, ShapeReductionSolvesConcatenations) {
+  // MLA builds its query from two independently sized parts: the reduced
+  // concatenation must be the sum of the reduced parts, and small.
+  StageOp s = load(R"(
+  tv.mesh @mesh axes ["tp"] sizes [2]
+  tv.stage @s assumes [#tv.lineage<"a"[0:4, 0:96] = ["a":0] | ["a":1]>, #tv.lineage<"b"[0:4, 0:32] = ["b":0] | ["b":1]>] guarantees [#tv.lineage<"y"[0:4, 0:128] = ["y":0] | ["y":1]>] {
+    tv.spec @spec {
+      %a = tv.input "a" : tensor<4x96xf32>
+      %b = tv.input "b" : tensor<4x32xf32>
+      %y = tv.concat %a, %b dim 1 : (tensor<4x96xf32>, tensor<4x32xf32>) -> tensor<4x128xf32>
+      tv.output "y", %y : tensor<4x128xf32>
+    }
+    tv.plan @plan mesh @mesh micro_batches 1 {
+      tv.rank_program [0, 1] {
+        %a = tv.input "a" : tensor<4x96xf32>
+        %b = tv.input "b" : tensor<4x32xf32>
+        %y = tv.concat %a, %b dim 1 : (tensor<4x96xf32>, tensor<4x32xf32>) -> tensor<4x128xf32>
+        tv.output "y", %y : tensor<4x128xf32>
+      }
+    }
+  })");
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(succeeded(reduceStageShapes(s, 10000)));
+  auto concat = *s.getSpec().getBody().front().getOps<ConcatOp>().begin();
+  ArrayRef<int64_t> a = cast<RankedTensorType>(concat.getInputs()[0].getType())
+                            .getShape(),
+                    b = cast<RankedTensorType>(concat.getInputs()[1].getType())
+                            .getShape(),
+                    y = cast<RankedTensorType>(concat.getType()).getShape();
+  EXPECT_EQ(y[1], a[1] + b[1]);
+  EXPECT_EQ(a[1], 2);
+  EXPECT_EQ(b[1], 2);
+  auto g = cast<LineageAttr>(s.getGuarantees()[0]);
+  EXPECT_EQ(g.getUpper()[1], 4);
+  EXPECT_EQ(verifyStage(s, StageOptions()).outcome, StageResult::Proven);
+}

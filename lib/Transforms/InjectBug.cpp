@@ -37,6 +37,58 @@ RankProgramOp splitOut(RankProgramOp prog, int64_t rank) {
   return copy;
 }
 
+/// Whether `v` reaches, through collectives, chunks and copies only (the
+/// end-of-step gradient reductions and sharding), a tv.output whose name
+/// satisfies `pred`.
+bool reachesOutput(Value v, llvm::function_ref<bool(StringRef)> pred,
+                   int depth = 0) {
+  if (depth > 4)
+    return false;
+  for (Operation *user : v.getUsers()) {
+    if (auto out = dyn_cast<OutputOp>(user)) {
+      if (pred(out.getName()))
+        return true;
+    } else if (isa<AllReduceOp, ReduceScatterOp, CopyOp, ChunkOp>(user) &&
+               reachesOutput(user->getResult(0), pred, depth + 1)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/// Decoder layer of a name "lK.<...>", or -1.
+int64_t layerOfName(StringRef name) {
+  if (!name.consume_front("l"))
+    return -1;
+  auto [num, rest] = name.split('.');
+  int64_t k;
+  if (rest.empty() || num.getAsInteger(10, k))
+    return -1;
+  return k;
+}
+
+/// Decoder layer of every op of a program: the layer of the first tag or
+/// output after it that names one (the value the op contributes to).
+DenseMap<Operation *, int64_t> layersOf(RankProgramOp prog) {
+  DenseMap<Operation *, int64_t> res;
+  SmallVector<Operation *> pending;
+  for (Operation &op : prog.getBody().front()) {
+    pending.push_back(&op);
+    StringRef name;
+    if (auto t = dyn_cast<TagOp>(op))
+      name = t.getName();
+    else if (auto o = dyn_cast<OutputOp>(op))
+      name = o.getName();
+    int64_t k = name.empty() ? -1 : layerOfName(name);
+    if (name.empty())
+      continue;
+    for (Operation *p : pending)
+      res[p] = k;
+    pending.clear();
+  }
+  return res;
+}
+
 struct InjectBugPass : public tv::impl::TVInjectBugBase<InjectBugPass> {
   using TVInjectBugBase::TVInjectBugBase;
   void runOnOperation() override;
@@ -45,8 +97,11 @@ struct InjectBugPass : public tv::impl::TVInjectBugBase<InjectBugPass> {
   template <typename Pred>
   Operation *nth(RankProgramOp prog, Pred pred, int k, bool fromEnd = false) {
     SmallVector<Operation *> hits;
+    DenseMap<Operation *, int64_t> layers;
+    if (layer >= 0)
+      layers = layersOf(prog);
     for (Operation &op : prog.getBody().front())
-      if (pred(&op))
+      if (pred(&op) && (layer < 0 || layers.lookup(&op) == layer))
         hits.push_back(&op);
     if (fromEnd)
       std::reverse(hits.begin(), hits.end());
@@ -124,6 +179,29 @@ void InjectBugPass::runOnOperation() {
     };
   } else if (b == "grad-scale-mb") {
     pred = [](Operation *op) { return isa<ScaleOp>(op); };
+  } else if (b == "sp-missing-norm-grad-reduce") {
+    pred = [](Operation *op) {
+      auto ar = dyn_cast<AllReduceOp>(op);
+      if (!ar || !ar.getAxes() || ar.getAxes()->size() != 1 ||
+          cast<StringAttr>((*ar.getAxes())[0]).getValue() != "tp")
+        return false;
+      return reachesOutput(ar.getResult(), [](StringRef n) {
+        return n.ends_with("norm.grad");
+      });
+    };
+  } else if (b == "ep-double-reduce") {
+    pred = [](Operation *op) {
+      auto out = dyn_cast<OutputOp>(op);
+      return out && out.getName().contains(".experts.") &&
+             out.getName().ends_with(".grad");
+    };
+  } else if (b == "zero-wrong-shard") {
+    pred = [](Operation *op) {
+      auto rs = dyn_cast<ReduceScatterOp>(op);
+      return rs && cast<RankedTensorType>(rs.getType()).getRank() >= 2 &&
+             reachesOutput(rs.getResult(),
+                           [](StringRef n) { return n.ends_with(".grad"); });
+    };
   } else {
     module.emitError() << "unknown bug class '" << b << "'";
     return signalPassFailure();
@@ -145,7 +223,9 @@ void InjectBugPass::runOnOperation() {
   }
   if (!target) {
     module.emitError() << "no candidate op for bug '" << b << "'"
-                       << (rank >= 0 ? " on rank " + std::to_string(rank) : "");
+                       << (rank >= 0 ? " on rank " + std::to_string(rank) : "")
+                       << (layer >= 0 ? " in layer " + std::to_string(layer)
+                                      : "");
     return signalPassFailure();
   }
   if (singleRank && prog.getRanks().size() > 1) {
@@ -165,7 +245,8 @@ void InjectBugPass::runOnOperation() {
     op->setAttr("injected_bug", bld.getStringAttr(b));
   };
 
-  if (b == "missing-allreduce" || b == "missing-bw-reduce") {
+  if (b == "missing-allreduce" || b == "missing-bw-reduce" ||
+      b == "sp-missing-norm-grad-reduce") {
     auto ar = cast<AllReduceOp>(target);
     auto copy = CopyOp::create(bld, loc, ar.getInput());
     for (NamedAttribute a : ar->getDiscardableAttrs())
@@ -306,5 +387,51 @@ void InjectBugPass::runOnOperation() {
     auto s = cast<ScaleOp>(target);
     s.setScalarAttr(bld.getF64FloatAttr(s.getScalar().convertToDouble() * 2.0));
     tag(s);
+  } else if (b == "ep-double-reduce") {
+    // The expert gradient also goes through the dense data-parallel
+    // reduction: every mesh axis but pp and tp.
+    SmallVector<Attribute> axes;
+    if (mesh)
+      for (Attribute a : mesh.getAxes())
+        if (cast<StringAttr>(a).getValue() != "pp" &&
+            cast<StringAttr>(a).getValue() != "tp")
+          axes.push_back(a);
+    if (axes.empty()) {
+      module.emitError() << "ep-double-reduce needs a mesh with a "
+                            "data-parallel axis";
+      return signalPassFailure();
+    }
+    auto out = cast<OutputOp>(target);
+    auto ar = AllReduceOp::create(bld, loc, out.getValue().getType(),
+                                  out.getValue(), ReduceKind::sum,
+                                  bld.getArrayAttr(axes), ArrayAttr());
+    tag(ar);
+    out->setOperand(0, ar.getResult());
+  } else if (b == "zero-wrong-shard") {
+    auto rs = cast<ReduceScatterOp>(target);
+    auto inTy = cast<RankedTensorType>(rs.getInput().getType());
+    auto outTy = cast<RankedTensorType>(rs.getType());
+    int64_t dim = rs.getDim(), n = inTy.getDimSize(dim) / outTy.getDimSize(dim);
+    int64_t wrong = -1;
+    for (int64_t i = 1; i < inTy.getRank() && wrong < 0; ++i) {
+      int64_t d = (dim + i) % inTy.getRank();
+      if (inTy.getDimSize(d) % n == 0)
+        wrong = d;
+    }
+    if (wrong < 0) {
+      rs.emitError() << "zero-wrong-shard: no other dimension divisible by "
+                     << n;
+      return signalPassFailure();
+    }
+    SmallVector<int64_t> shape(inTy.getShape());
+    shape[wrong] /= n;
+    auto bad = ReduceScatterOp::create(
+        bld, loc, RankedTensorType::get(shape, inTy.getElementType()),
+        rs.getInput(), wrong, rs.getKind(), rs.getAxesAttr(),
+        rs.getRankGroupsAttr());
+    auto view = ReshapeOp::create(bld, loc, outTy, bad.getResult());
+    tag(bad);
+    rs.getResult().replaceAllUsesWith(view.getResult());
+    rs->erase();
   }
 }

@@ -75,6 +75,22 @@ static llvm::cl::opt<int64_t> clMicroBatchSize(
                    "data-parallel rank (default 1)"),
     llvm::cl::init(1));
 
+static llvm::cl::opt<bool> clSp(
+    "sp",
+    llvm::cl::desc("--import-model-config: Megatron-LM sequence parallelism "
+                   "(the residual stream sharded along the sequence over tp)"),
+    llvm::cl::init(false));
+static llvm::cl::opt<int64_t> clEp(
+    "ep",
+    llvm::cl::desc("--import-model-config: expert-parallel size (routed "
+                   "experts sharded over ep ranks carved from dp)"),
+    llvm::cl::init(0));
+static llvm::cl::opt<int64_t> clZero(
+    "zero",
+    llvm::cl::desc("--import-model-config: ZeRO stage 1 or 2 (sharded "
+                   "optimizer step; stage 2 also shards the gradients)"),
+    llvm::cl::init(0));
+
 namespace {
 
 using Shape = std::vector<int64_t>;
@@ -326,27 +342,110 @@ public:
                     ", " + g.ref() + attrs() + " : " + logits.ty() + ", " +
                     labels.ty() + ", " + g.ty() + " -> " + logits.ty());
   }
-  Val allReduce(const Val &x, StringRef axis, StringRef hint) {
-    return emit(hint, x.s,
-                "tv.all_reduce sum " + x.ref() +
-                    attrs({"axes = [\"" + axis.str() + "\"]"}) + " : " +
-                    x.ty() + " -> " + x.ty());
+  static std::string axesAttr(ArrayRef<std::string> axes) {
+    std::string r = "axes = [";
+    for (size_t i = 0; i < axes.size(); ++i)
+      r += (i ? ", \"" : "\"") + axes[i] + "\"";
+    return r + "]";
   }
-  Val allGather(const Val &x, int64_t dim, int64_t n, StringRef hint) {
+  Val allReduce(const Val &x, ArrayRef<std::string> axes, StringRef hint) {
+    return emit(hint, x.s,
+                "tv.all_reduce sum " + x.ref() + attrs({axesAttr(axes)}) +
+                    " : " + x.ty() + " -> " + x.ty());
+  }
+  Val allGather(const Val &x, int64_t dim, int64_t n,
+                ArrayRef<std::string> axes, StringRef hint) {
     Shape s = x.s;
     s[dim] *= n;
     return emit(hint, s,
                 "tv.all_gather " + x.ref() + " dim " + std::to_string(dim) +
-                    attrs({"axes = [\"tp\"]"}) + " : " + x.ty() + " -> " +
+                    attrs({axesAttr(axes)}) + " : " + x.ty() + " -> " +
                     tyOf(s));
   }
-  Val chunk(const Val &x, int64_t dim, int64_t n, StringRef hint) {
+  Val chunk(const Val &x, int64_t dim, int64_t n, ArrayRef<std::string> axes,
+            StringRef hint) {
     Shape s = x.s;
     s[dim] /= n;
     return emit(hint, s,
                 "tv.chunk " + x.ref() + " dim " + std::to_string(dim) +
-                    attrs({"axes = [\"tp\"]"}) + " : " + x.ty() + " -> " +
+                    attrs({axesAttr(axes)}) + " : " + x.ty() + " -> " +
+                    tyOf(s, x.et),
+                x.et);
+  }
+  Val reduceScatter(const Val &x, int64_t dim, int64_t n,
+                    ArrayRef<std::string> axes, StringRef hint) {
+    Shape s = x.s;
+    s[dim] /= n;
+    return emit(hint, s,
+                "tv.reduce_scatter " + x.ref() + " dim " +
+                    std::to_string(dim) + attrs({axesAttr(axes)}) + " : " +
+                    x.ty() + " -> " + tyOf(s));
+  }
+  Val allToAll(const Val &x, int64_t split, int64_t concat, int64_t n,
+               ArrayRef<std::string> axes, StringRef hint) {
+    Shape s = x.s;
+    s[split] /= n;
+    s[concat] *= n;
+    return emit(hint, s,
+                "tv.all_to_all " + x.ref() + " split " + std::to_string(split) +
+                    " concat " + std::to_string(concat) +
+                    attrs({axesAttr(axes)}) + " : " + x.ty() + " -> " +
                     tyOf(s));
+  }
+  Val slice(const Val &x, Shape start, Shape s, StringRef hint) {
+    return emit(hint, s,
+                "tv.slice " + x.ref() + " start " + ints(start) + attrs() +
+                    " : " + x.ty() + " -> " + tyOf(s, x.et),
+                x.et);
+  }
+  Val concat(const Val &a, const Val &b, int64_t dim, StringRef hint) {
+    Shape s = a.s;
+    s[dim] += b.s[dim];
+    return emit(hint, s,
+                "tv.concat " + a.ref() + ", " + b.ref() + " dim " +
+                    std::to_string(dim) + attrs() + " : (" + a.ty() + ", " +
+                    b.ty() + ") -> " + tyOf(s));
+  }
+  Val topk(const Val &x, int64_t k, StringRef hint) {
+    return emit(hint, x.s,
+                "tv.topk_gate " + x.ref() + " k " + std::to_string(k) +
+                    attrs() + " : " + x.ty());
+  }
+  Val topkGrad(const Val &x, const Val &g, int64_t k, StringRef hint) {
+    return emit(hint, x.s,
+                "tv.topk_gate_grad " + x.ref() + ", " + g.ref() + " k " +
+                    std::to_string(k) + attrs() + " : " + x.ty());
+  }
+  Val dispatch(const Val &x, const Val &g, StringRef hint) {
+    Shape s{g.s[1], x.s[0], x.s[1]};
+    return emit(hint, s,
+                "tv.dispatch " + x.ref() + ", " + g.ref() + attrs() + " : " +
+                    x.ty() + ", " + g.ty() + " -> " + tyOf(s));
+  }
+  Val dispatchGrad(const Val &dy, const Val &g, StringRef hint) {
+    Shape s{dy.s[1], dy.s[2]};
+    return emit(hint, s,
+                "tv.dispatch_grad " + dy.ref() + ", " + g.ref() + attrs() +
+                    " : " + dy.ty() + ", " + g.ty() + " -> " + tyOf(s));
+  }
+  Val combine(const Val &y, const Val &g, StringRef hint) {
+    Shape s{y.s[1], y.s[2]};
+    return emit(hint, s,
+                "tv.combine " + y.ref() + ", " + g.ref() + attrs() + " : " +
+                    y.ty() + ", " + g.ty() + " -> " + tyOf(s));
+  }
+  std::pair<Val, Val> combineGrad(const Val &y, const Val &g, const Val &dout,
+                                  StringRef hy, StringRef hg) {
+    Val dy = fresh(hy, y.s), dg = fresh(hg, g.s);
+    line(dy.ref() + ", " + dg.ref() + " = tv.combine_grad " + y.ref() + ", " +
+         g.ref() + ", " + dout.ref() + attrs() + " : " + y.ty() + ", " +
+         g.ty() + ", " + dout.ty());
+    return {dy, dg};
+  }
+  Val sgd(const Val &w, const Val &g, double lr, StringRef hint) {
+    return emit(hint, w.s,
+                "tv.sgd " + w.ref() + ", " + g.ref() + " lr " + flt(lr) +
+                    attrs() + " : " + w.ty());
   }
   void send(const Val &x, int64_t offset) {
     line("tv.send " + x.ref() +
@@ -377,36 +476,39 @@ private:
 struct ModelCfg {
   int64_t H = 0, L = 0, nh = 0, nkv = 0, I = 0, V = 0;
   double eps = 1e-5, theta = 500000.0;
-  std::string type = "llama";
+  /// "llama" or "deepseek_v3" (MLA attention, MoE feed-forward).
+  bool deepseek = false;
+  // DeepSeek-V3: MLA and MoE.
+  int64_t qLora = 0, kvLora = 0, dRope = 0, dNope = 0, dV = 0;
+  int64_t nExperts = 0, topK = 0, nShared = 0, moeI = 0, firstDense = 0;
 };
 
 struct ParCfg {
-  int64_t dp = 1, tp = 1, pp = 1, mb = 1;
+  int64_t dp = 1, tp = 1, pp = 1, mb = 1, ep = 1;
+  bool sp = false;
+  int64_t zero = 0;
 };
 
 /// One plan tensor that a lineage refers to, on every rank of one pipeline
-/// stage. `batch`: dimension 0 is this (dp rank, micro-batch)'s rows of the
-/// spec tensor; `tpDim`: the dimension sharded over tp (-1: replicated).
+/// stage. `batchDim`: this dimension holds this (dp rank, micro-batch)'s
+/// rows of the spec tensor; `tpDim` / `epDim`: the dimension sharded over tp
+/// (or, with sequence parallelism, the sequence dimension) / over ep;
+/// `zDim`: the dimension a ZeRO-2 gradient is sharded along over the data
+/// parallel group (`zExpert`: the expert-data-parallel group).
 struct Rec {
   std::string spec, plan;
   Shape shape;
-  bool batch;
-  int64_t tpDim, stage, mb;
+  int64_t batchDim, tpDim, stage, mb;
+  int64_t epDim = -1, zDim = -1;
+  bool zExpert = false;
 };
 
 //===----------------------------------------------------------------------===//
 // The generator
 //===----------------------------------------------------------------------===//
 
-/// Weights of one layer as seen by one program.
-struct LayerW {
-  Val attnNorm, wq, wk, wv, wo, ffnNorm, w1, w2, w3;
-};
-
-/// Forward values of one layer kept for its backward.
-struct LayerAct {
-  Val x, xn, q, k, v, kRep, vRep, probs, o, h, hn, a, b, sa, g, out;
-};
+/// Weights and activations of one layer as seen by one program, by name.
+using Vals = std::map<std::string, Val>;
 
 class Gen {
 public:
@@ -421,33 +523,54 @@ public:
 private:
   /// Dimensions of one program: full for the spec, per rank for the plan.
   struct Dims {
-    int64_t rows, nh, nkv, I, V;
-    bool tp; // emit tp collectives
+    int64_t rows, nh, nkv, I, V, moeI, shI, experts;
+    bool tp;  // emit tp collectives
+    bool sp;  // sequence parallel: the residual stream is sharded over tp
+    int64_t seqLocal; // sequence length of the residual stream
   };
 
   // -- shared layer code (spec and plan) -----------------------------------
-  void T(Prog &P, const std::string &name, const Val &v, bool batch,
-         int64_t tpDim, const std::string &planBase = "");
-  LayerW layerWeights(Prog &P, int64_t k, const Dims &d);
-  LayerAct layerForward(Prog &P, const Dims &d, const LayerW &w, int64_t k,
-                        const Val &x);
-  Val layerBackward(Prog &P, const Dims &d, const LayerW &w, int64_t k,
-                    const LayerAct &a, const Val &dout);
-  void grad(Prog &P, const std::string &name, const Val &g, int64_t tpDim);
+  void T(Prog &P, const std::string &name, const Val &v, int64_t batchDim,
+         int64_t tpDim, const std::string &planBase = "", int64_t epDim = -1);
+  Val weight(Prog &P, const std::string &name, Shape s, int64_t tpDim,
+             int64_t epDim = -1);
+  Vals layerWeights(Prog &P, int64_t k, const Dims &d);
+  bool isMoE(int64_t k) const { return m.deepseek && k >= m.firstDense; }
+  Vals layerForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
+                    const Val &x);
+  Val layerBackward(Prog &P, const Dims &d, const Vals &w, int64_t k,
+                    Vals &a, const Val &dout);
+  void attnForward(Prog &P, const Dims &d, const Vals &w, int64_t k, Vals &a,
+                   const Val &xg);
+  /// Returns the gradient of the attention input as (tp-partial, full).
+  std::pair<Val, Val> attnBackward(Prog &P, const Dims &d, const Vals &w,
+                                   int64_t k, Vals &a, const Val &dao);
+  void ffnForward(Prog &P, const Dims &d, const Vals &w, int64_t k, Vals &a,
+                  const Val &hg);
+  std::pair<Val, Val> ffnBackward(Prog &P, const Dims &d, const Vals &w,
+                                  int64_t k, Vals &a, const Val &dfo);
+  /// The sum of a tp-partial and a full (replicated over tp) tensor of
+  /// shape [rows, S, H], in the residual layout: full without sequence
+  /// parallelism, the rank's sequence chunk with it.
+  Val toResidual(Prog &P, const Dims &d, const Val *partial, const Val *full,
+                 StringRef hint);
+  /// The residual-layout tensor gathered to the full sequence.
+  Val gatherSeq(Prog &P, const Dims &d, const Val &x, StringRef hint);
+  void grad(Prog &P, const std::string &name, const Val &g, int64_t tpDim,
+            bool seqPartial = false, int64_t epDim = -1);
   Val embedForward(Prog &P, const Dims &d, const Val &tokens, const Val &emb);
   void embedBackward(Prog &P, const Dims &d, const Val &tokens,
                      const Val &dx);
-  struct HeadAct {
-    Val x, fn, logits, labels, loss;
-  };
-  HeadAct headForward(Prog &P, const Dims &d, const Val &normW,
-                      const Val &outW, const Val &x, const Val &labels);
+  Vals headForward(Prog &P, const Dims &d, const Val &normW, const Val &outW,
+                   const Val &x, const Val &labels);
   Val headBackward(Prog &P, const Dims &d, const Val &normW, const Val &outW,
-                   const HeadAct &h, const Val &seed);
+                   Vals &h, const Val &seed);
 
   std::string spec();
   std::string stageProgram(int64_t stage);
+  void endOfStep(Prog &P);
   std::string lineages();
+  std::string meshText() const;
 
   int64_t rankOf(int64_t d, int64_t s, int64_t t) const {
     return (d * p.pp + s) * p.tp + t;
@@ -455,25 +578,49 @@ private:
   std::string lname(int64_t k, StringRef n) const {
     return "l" + std::to_string(k) + "." + n.str();
   }
+  /// The data-parallel group of dense parameters, and of expert parameters
+  /// (with expert parallelism, the ranks holding the same experts).
+  std::vector<std::string> dpAxes() const {
+    if (p.ep > 1)
+      return {"edp", "ep"};
+    return {"dp"};
+  }
+  std::vector<std::string> expertDpAxes() const {
+    if (p.ep > 1)
+      return {"edp"};
+    return {"dp"};
+  }
+  std::pair<int64_t, int64_t> layerRange(int64_t s) const {
+    return {s * L / p.pp, (s + 1) * L / p.pp};
+  }
 
   ModelCfg m;
   ParCfg p;
   int64_t L, S, B, hd, rep;
+  static constexpr double kLr = 1e-3;
 
   // State of the program being generated.
   bool inPlan = false;
   int64_t curStage = 0, curMb = 0;
   Val cosV, sinV, maskV;
   std::vector<Rec> recs;
+  /// Weight inputs of the program being generated, by name.
+  std::map<std::string, Val> weightsIn;
+  struct Buf {
+    std::string name;
+    Shape shape;
+    int64_t tpDim, epDim;
+    bool seqPartial;
+  };
   // Spec: weight gradient outputs in order. Plan: accumulated buffers of the
-  // current stage in order, with their tp dimension.
+  // current stage in order.
   std::vector<std::pair<std::string, Val>> specGrads;
-  std::vector<std::tuple<std::string, Shape, int64_t>> bufs;
+  std::vector<Buf> bufs;
   std::set<std::string> bufSeen;
 };
 
-void Gen::T(Prog &P, const std::string &name, const Val &v, bool batch,
-            int64_t tpDim, const std::string &planBase) {
+void Gen::T(Prog &P, const std::string &name, const Val &v, int64_t batchDim,
+            int64_t tpDim, const std::string &planBase, int64_t epDim) {
   if (!inPlan) {
     P.tag(name, v);
     return;
@@ -481,181 +628,477 @@ void Gen::T(Prog &P, const std::string &name, const Val &v, bool batch,
   std::string pn =
       (planBase.empty() ? name : planBase) + ".mb" + std::to_string(curMb);
   P.tag(pn, v);
-  recs.push_back({name, pn, v.s, batch, tpDim, curStage, curMb});
+  Rec r{name, pn, v.s, batchDim, tpDim, curStage, curMb};
+  r.epDim = epDim;
+  recs.push_back(r);
 }
 
-void Gen::grad(Prog &P, const std::string &name, const Val &g, int64_t tpDim) {
+Val Gen::weight(Prog &P, const std::string &name, Shape s, int64_t tpDim,
+                int64_t epDim) {
+  Val v = P.input(name, s);
+  weightsIn[name] = v;
+  if (inPlan) {
+    Rec r{name, name, s, -1, tpDim, curStage, -1};
+    r.epDim = epDim;
+    recs.push_back(r);
+  }
+  return v;
+}
+
+void Gen::grad(Prog &P, const std::string &name, const Val &g, int64_t tpDim,
+               bool seqPartial, int64_t epDim) {
   std::string gn = name + ".grad";
   if (!inPlan) {
-    specGrads.push_back({gn, g});
+    specGrads.push_back({name, g});
     return;
   }
   P.accumulate(gn, g);
   if (bufSeen.insert(gn).second)
-    bufs.push_back({gn, g.s, tpDim});
+    bufs.push_back({name, g.s, tpDim, epDim, seqPartial && p.sp && p.tp > 1});
 }
 
-LayerW Gen::layerWeights(Prog &P, int64_t k, const Dims &d) {
-  LayerW w;
-  auto in = [&](StringRef n, Shape s, int64_t tpDim) {
-    std::string name = lname(k, n);
-    Val v = P.input(name, s);
-    if (inPlan)
-      recs.push_back({name, name, s, false, tpDim, curStage, -1});
-    return v;
+Vals Gen::layerWeights(Prog &P, int64_t k, const Dims &d) {
+  Vals w;
+  auto in = [&](StringRef n, Shape s, int64_t tpDim, int64_t epDim = -1) {
+    w[n.str()] = weight(P, lname(k, n), std::move(s), tpDim, epDim);
   };
-  w.attnNorm = in("attention_norm", {m.H}, -1);
-  w.wq = in("wq", {d.nh * hd, m.H}, 0);
-  w.wk = in("wk", {d.nkv * hd, m.H}, 0);
-  w.wv = in("wv", {d.nkv * hd, m.H}, 0);
-  w.wo = in("wo", {m.H, d.nh * hd}, 1);
-  w.ffnNorm = in("ffn_norm", {m.H}, -1);
-  w.w1 = in("w1", {d.I, m.H}, 0);
-  w.w2 = in("w2", {m.H, d.I}, 1);
-  w.w3 = in("w3", {d.I, m.H}, 0);
+  in("attention_norm", {m.H}, -1);
+  if (!m.deepseek) {
+    in("wq", {d.nh * hd, m.H}, 0);
+    in("wk", {d.nkv * hd, m.H}, 0);
+    in("wv", {d.nkv * hd, m.H}, 0);
+    in("wo", {m.H, d.nh * hd}, 1);
+  } else {
+    // Multi-head latent attention (DeepSeek-V2/V3): low-rank query and
+    // joint key/value compressions, replicated over tp; the up-projections
+    // are column-parallel over the heads, the output projection is
+    // row-parallel.
+    int64_t dq = m.dNope + m.dRope;
+    if (m.qLora) {
+      in("q_a_proj", {m.qLora, m.H}, -1);
+      in("q_a_layernorm", {m.qLora}, -1);
+      in("q_b_proj", {d.nh * dq, m.qLora}, 0);
+    } else {
+      in("q_proj", {d.nh * dq, m.H}, 0);
+    }
+    in("kv_a_proj_with_mqa", {m.kvLora + m.dRope, m.H}, -1);
+    in("kv_a_layernorm", {m.kvLora}, -1);
+    in("kv_b_proj", {d.nh * (m.dNope + m.dV), m.kvLora}, 0);
+    in("wo", {m.H, d.nh * m.dV}, 1);
+  }
+  in("ffn_norm", {m.H}, -1);
+  if (!isMoE(k)) {
+    in("w1", {d.I, m.H}, 0);
+    in("w2", {m.H, d.I}, 1);
+    in("w3", {d.I, m.H}, 0);
+  } else {
+    in("gate", {m.nExperts, m.H}, -1);
+    in("experts.w1", {d.experts, d.moeI, m.H}, 1, 0);
+    in("experts.w2", {d.experts, m.H, d.moeI}, 2, 0);
+    in("experts.w3", {d.experts, d.moeI, m.H}, 1, 0);
+    if (m.nShared) {
+      in("shared.w1", {d.shI, m.H}, 0);
+      in("shared.w2", {m.H, d.shI}, 1);
+      in("shared.w3", {d.shI, m.H}, 0);
+    }
+  }
   return w;
 }
 
-LayerAct Gen::layerForward(Prog &P, const Dims &d, const LayerW &w, int64_t k,
-                           const Val &x) {
-  LayerAct a;
-  int64_t R = d.rows;
-  a.x = x;
+Val Gen::toResidual(Prog &P, const Dims &d, const Val *partial,
+                    const Val *full, StringRef hint) {
+  std::optional<Val> r;
+  if (partial) {
+    if (!d.tp)
+      r = *partial;
+    else if (d.sp)
+      r = P.reduceScatter(*partial, 1, p.tp, {"tp"}, hint);
+    else
+      r = P.allReduce(*partial, {"tp"}, hint);
+  }
+  if (full) {
+    Val f = *full;
+    if (d.sp)
+      f = P.chunk(f, 1, p.tp, {"tp"}, hint);
+    r = r ? P.add(*r, f, hint) : f;
+  }
+  return *r;
+}
+
+Val Gen::gatherSeq(Prog &P, const Dims &d, const Val &x, StringRef hint) {
+  if (!d.sp)
+    return x;
+  return P.allGather(x, 1, p.tp, {"tp"}, hint);
+}
+
+// With sequence parallelism every tensor of the residual stream (layer
+// inputs and outputs, norm outputs, their gradients) is sharded along the
+// sequence (dimension 1) over tp: their lineages use tpDim = 1.
+#define RES_TP (d.sp ? 1 : -1)
+
+Vals Gen::layerForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
+                       const Val &x) {
+  Vals a;
+  a["x"] = x;
   P.comment("layer " + std::to_string(k) + " forward" +
             (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
-  a.xn = P.rmsnorm(x, w.attnNorm, m.eps, "xn");
-  T(P, lname(k, "xn"), a.xn, true, -1);
-  // q, k, v: [R, S, heads * hd] -> [R, S, heads, hd] -> [R, heads, S, hd].
-  auto heads = [&](const Val &wt, int64_t nHeads, StringRef hint) {
-    Val l = P.linear(a.xn, wt, hint);
-    Val r = P.reshape(l, {R, S, nHeads, hd}, hint);
-    return P.transpose(r, {0, 2, 1, 3}, hint);
-  };
-  a.q = P.rotary(heads(w.wq, d.nh, "q"), cosV, sinV, "q_rot");
-  T(P, lname(k, "q"), a.q, true, 1);
-  a.k = P.rotary(heads(w.wk, d.nkv, "k"), cosV, sinV, "k_rot");
-  T(P, lname(k, "k"), a.k, true, 1);
-  a.v = heads(w.wv, d.nkv, "v");
-  T(P, lname(k, "v"), a.v, true, 1);
-  // Grouped-query attention: query head j reads key/value head j / rep.
-  auto repeat = [&](const Val &t, StringRef hint) {
-    if (rep == 1)
-      return t;
-    Val r = P.reshape(t, {R, d.nkv, 1, S, hd}, hint);
-    Val b = P.broadcast(r, {R, d.nkv, rep, S, hd}, hint);
-    return P.reshape(b, {R, d.nh, S, hd}, hint);
-  };
-  a.kRep = repeat(a.k, "k_rep");
-  a.vRep = repeat(a.v, "v_rep");
-  Val sc = P.matmul(a.q, a.kRep, false, true, "scores");
-  Val scs = P.scale(sc, 1.0 / std::sqrt((double)hd), "scores_scaled");
-  Val msk = P.applyMask(scs, maskV, "scores_masked");
-  a.probs = P.softmax(msk, 3, "probs");
-  T(P, lname(k, "probs"), a.probs, true, 1);
-  Val o = P.matmul(a.probs, a.vRep, false, false, "attn");
-  Val ot = P.transpose(o, {0, 2, 1, 3}, "attn");
-  a.o = P.reshape(ot, {R, S, d.nh * hd}, "attn_o");
-  T(P, lname(k, "attn_o"), a.o, true, 2);
-  Val ao = P.linear(a.o, w.wo, d.tp ? "attn_out_part" : "attn_out");
-  if (d.tp)
-    ao = P.allReduce(ao, "tp", "attn_out");
-  a.h = P.add(x, ao, "h");
-  T(P, lname(k, "h"), a.h, true, -1);
-  a.hn = P.rmsnorm(a.h, w.ffnNorm, m.eps, "hn");
-  T(P, lname(k, "hn"), a.hn, true, -1);
-  a.a = P.linear(a.hn, w.w1, "ffn_a");
-  T(P, lname(k, "ffn_a"), a.a, true, 2);
-  a.b = P.linear(a.hn, w.w3, "ffn_b");
-  T(P, lname(k, "ffn_b"), a.b, true, 2);
-  a.sa = P.silu(a.a, "ffn_silu");
-  a.g = P.mul(a.sa, a.b, "ffn_g");
-  T(P, lname(k, "ffn_g"), a.g, true, 2);
-  Val mo = P.linear(a.g, w.w2, d.tp ? "ffn_out_part" : "ffn_out");
-  if (d.tp)
-    mo = P.allReduce(mo, "tp", "ffn_out");
-  a.out = P.add(a.h, mo, "out");
-  T(P, lname(k, "out"), a.out, true, -1);
+  a["xn"] = P.rmsnorm(x, w.at("attention_norm"), m.eps, "xn");
+  T(P, lname(k, "xn"), a["xn"], 0, RES_TP);
+  Val xg = gatherSeq(P, d, a["xn"], "xn_full");
+  a["xg"] = xg;
+  attnForward(P, d, w, k, a, xg);
+  Val ao = toResidual(P, d, &a["ao_part"], nullptr, "attn_out");
+  a["h"] = P.add(x, ao, "h");
+  T(P, lname(k, "h"), a["h"], 0, RES_TP);
+  a["hn"] = P.rmsnorm(a["h"], w.at("ffn_norm"), m.eps, "hn");
+  T(P, lname(k, "hn"), a["hn"], 0, RES_TP);
+  Val hg = gatherSeq(P, d, a["hn"], "hn_full");
+  a["hg"] = hg;
+  ffnForward(P, d, w, k, a, hg);
+  Val mo = toResidual(P, d, a.count("fo_part") ? &a["fo_part"] : nullptr,
+                      a.count("fo_full") ? &a["fo_full"] : nullptr, "ffn_out");
+  a["out"] = P.add(a["h"], mo, "out");
+  T(P, lname(k, "out"), a["out"], 0, RES_TP);
   return a;
 }
 
-Val Gen::layerBackward(Prog &P, const Dims &d, const LayerW &w, int64_t k,
-                       const LayerAct &a, const Val &dout) {
+void Gen::attnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
+                      Vals &a, const Val &xg) {
   int64_t R = d.rows;
+  if (!m.deepseek) {
+    // q, k, v: [R, S, heads * hd] -> [R, S, heads, hd] -> [R, heads, S, hd].
+    auto heads = [&](const Val &wt, int64_t nHeads, StringRef hint) {
+      Val l = P.linear(xg, wt, hint);
+      Val r = P.reshape(l, {R, S, nHeads, hd}, hint);
+      return P.transpose(r, {0, 2, 1, 3}, hint);
+    };
+    a["q"] = P.rotary(heads(w.at("wq"), d.nh, "q"), cosV, sinV, "q_rot");
+    T(P, lname(k, "q"), a["q"], 0, 1);
+    a["k"] = P.rotary(heads(w.at("wk"), d.nkv, "k"), cosV, sinV, "k_rot");
+    T(P, lname(k, "k"), a["k"], 0, 1);
+    a["v"] = heads(w.at("wv"), d.nkv, "v");
+    T(P, lname(k, "v"), a["v"], 0, 1);
+    // Grouped-query attention: query head j reads key/value head j / rep.
+    auto repeat = [&](const Val &t, StringRef hint) {
+      if (rep == 1)
+        return t;
+      Val r = P.reshape(t, {R, d.nkv, 1, S, hd}, hint);
+      Val b = P.broadcast(r, {R, d.nkv, rep, S, hd}, hint);
+      return P.reshape(b, {R, d.nh, S, hd}, hint);
+    };
+    a["kRep"] = repeat(a["k"], "k_rep");
+    a["vRep"] = repeat(a["v"], "v_rep");
+  } else {
+    // MLA. Queries: [R, S, nh * (nope + rope)]; the rope part is rotated.
+    int64_t dq = m.dNope + m.dRope;
+    Val q;
+    if (m.qLora) {
+      a["cq"] = P.linear(xg, w.at("q_a_proj"), "q_a");
+      a["cqn"] = P.rmsnorm(a["cq"], w.at("q_a_layernorm"), m.eps, "q_a_norm");
+      T(P, lname(k, "q_a"), a["cqn"], 0, -1);
+      q = P.linear(a["cqn"], w.at("q_b_proj"), "q");
+    } else {
+      q = P.linear(xg, w.at("q_proj"), "q");
+    }
+    Val q4 = P.transpose(P.reshape(q, {R, S, d.nh, dq}, "q"), {0, 2, 1, 3},
+                         "q");
+    Val qNope = P.slice(q4, {0, 0, 0, 0}, {R, d.nh, S, m.dNope}, "q_nope");
+    Val qPe = P.slice(q4, {0, 0, 0, m.dNope}, {R, d.nh, S, m.dRope}, "q_pe");
+    Val qRot = P.rotary(qPe, cosV, sinV, "q_pe_rot");
+    a["q"] = P.concat(qNope, qRot, 3, "q_full");
+    T(P, lname(k, "q"), a["q"], 0, 1);
+    // Joint key/value compression and the shared rotary key.
+    a["ckv"] = P.linear(xg, w.at("kv_a_proj_with_mqa"), "kv_a");
+    a["c"] = P.slice(a["ckv"], {0, 0, 0}, {R, S, m.kvLora}, "kv_c");
+    Val kPe = P.slice(a["ckv"], {0, 0, m.kvLora}, {R, S, m.dRope}, "k_pe");
+    Val kPe4 = P.transpose(P.reshape(kPe, {R, S, 1, m.dRope}, "k_pe"),
+                           {0, 2, 1, 3}, "k_pe");
+    Val kRot = P.rotary(kPe4, cosV, sinV, "k_pe_rot");
+    T(P, lname(k, "k_pe"), kRot, 0, -1);
+    a["cn"] = P.rmsnorm(a["c"], w.at("kv_a_layernorm"), m.eps, "kv_a_norm");
+    T(P, lname(k, "kv_a"), a["cn"], 0, -1);
+    Val kv = P.linear(a["cn"], w.at("kv_b_proj"), "kv");
+    Val kv4 = P.transpose(
+        P.reshape(kv, {R, S, d.nh, m.dNope + m.dV}, "kv"), {0, 2, 1, 3}, "kv");
+    Val kNope = P.slice(kv4, {0, 0, 0, 0}, {R, d.nh, S, m.dNope}, "k_nope");
+    a["v"] = P.slice(kv4, {0, 0, 0, m.dNope}, {R, d.nh, S, m.dV}, "v");
+    T(P, lname(k, "v"), a["v"], 0, 1);
+    Val kB = P.broadcast(kRot, {R, d.nh, S, m.dRope}, "k_pe_heads");
+    a["k"] = P.concat(kNope, kB, 3, "k_full");
+    T(P, lname(k, "k"), a["k"], 0, 1);
+    a["kRep"] = a["k"];
+    a["vRep"] = a["v"];
+  }
+  int64_t dqk = m.deepseek ? m.dNope + m.dRope : hd;
+  int64_t dv = m.deepseek ? m.dV : hd;
+  Val sc = P.matmul(a["q"], a["kRep"], false, true, "scores");
+  Val scs = P.scale(sc, 1.0 / std::sqrt((double)dqk), "scores_scaled");
+  Val msk = P.applyMask(scs, maskV, "scores_masked");
+  a["probs"] = P.softmax(msk, 3, "probs");
+  T(P, lname(k, "probs"), a["probs"], 0, 1);
+  Val o = P.matmul(a["probs"], a["vRep"], false, false, "attn");
+  Val ot = P.transpose(o, {0, 2, 1, 3}, "attn");
+  a["o"] = P.reshape(ot, {R, S, d.nh * dv}, "attn_o");
+  T(P, lname(k, "attn_o"), a["o"], 0, 2);
+  a["ao_part"] =
+      P.linear(a["o"], w.at("wo"), d.tp ? "attn_out_part" : "attn_out");
+}
+
+void Gen::ffnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
+                     Vals &a, const Val &hg) {
+  auto swiglu = [&](StringRef pre, const Val &w1, const Val &w3,
+                    const Val &w2) {
+    std::string n = pre.str();
+    a[n + "a"] = P.linear(hg, w1, n + "ffn_a");
+    T(P, lname(k, n + "ffn_a"), a[n + "a"], 0, 2);
+    a[n + "b"] = P.linear(hg, w3, n + "ffn_b");
+    T(P, lname(k, n + "ffn_b"), a[n + "b"], 0, 2);
+    a[n + "sa"] = P.silu(a[n + "a"], n + "ffn_silu");
+    a[n + "g"] = P.mul(a[n + "sa"], a[n + "b"], n + "ffn_g");
+    T(P, lname(k, n + "ffn_g"), a[n + "g"], 0, 2);
+    return P.linear(a[n + "g"], w2, d.tp ? n + "ffn_out_part" : n + "ffn_out");
+  };
+  if (!isMoE(k)) {
+    a["fo_part"] = swiglu("", w.at("w1"), w.at("w3"), w.at("w2"));
+    return;
+  }
+  // Mixture of experts: top-k routing of every token, the routed experts
+  // batched along dimension 0, with expert parallelism an all-to-all to the
+  // ranks holding them and back; the shared experts as a dense SwiGLU.
+  int64_t R = d.rows, Tn = R * S;
+  a["hf"] = P.reshape(hg, {Tn, m.H}, "moe_in");
+  a["logits"] = P.linear(a["hf"], w.at("gate"), "router_logits");
+  T(P, lname(k, "router_logits"), a["logits"], 0, -1);
+  a["gates"] = P.topk(a["logits"], m.topK, "gates");
+  T(P, lname(k, "gates"), a["gates"], 0, -1);
+  Val disp = P.dispatch(a["hf"], a["gates"], "dispatched");
+  T(P, lname(k, "dispatched"), disp, 1, -1);
+  Val xe = disp;
+  if (p.ep > 1 && inPlan)
+    xe = P.allToAll(disp, 0, 1, p.ep, {"ep"}, "expert_in");
+  a["xe"] = xe;
+  a["ea"] = P.matmul(xe, w.at("experts.w1"), false, true, "expert_a");
+  a["eb"] = P.matmul(xe, w.at("experts.w3"), false, true, "expert_b");
+  a["esa"] = P.silu(a["ea"], "expert_silu");
+  a["eg"] = P.mul(a["esa"], a["eb"], "expert_g");
+  Val y = P.matmul(a["eg"], w.at("experts.w2"), false, true,
+                   d.tp ? "expert_out_part" : "expert_out");
+  if (d.tp)
+    y = P.allReduce(y, {"tp"}, "expert_out");
+  if (p.ep > 1 && inPlan)
+    y = P.allToAll(y, 1, 0, p.ep, {"ep"}, "expert_out_back");
+  a["ey"] = y;
+  T(P, lname(k, "expert_out"), y, 1, -1);
+  Val r = P.combine(y, a["gates"], "routed");
+  a["fo_full"] = P.reshape(r, {R, S, m.H}, "routed");
+  if (m.nShared)
+    a["fo_part"] = swiglu("shared_", w.at("shared.w1"), w.at("shared.w3"),
+                          w.at("shared.w2"));
+}
+
+Val Gen::layerBackward(Prog &P, const Dims &d, const Vals &w, int64_t k,
+                       Vals &a, const Val &dout) {
   P.comment("layer " + std::to_string(k) + " backward" +
             (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
-  // MLP.
-  auto [dg, dw2] = P.linearGrad(a.g, w.w2, dout, "d_ffn_g", "d_w2");
-  T(P, lname(k, "d_ffn_g"), dg, true, 2);
-  grad(P, lname(k, "w2"), dw2, 1);
-  Val dsa = P.mul(dg, a.b, "d_ffn_silu");
-  Val db = P.mul(dg, a.sa, "d_ffn_b");
-  T(P, lname(k, "d_ffn_b"), db, true, 2);
-  Val da = P.siluGrad(a.a, dsa, "d_ffn_a");
-  T(P, lname(k, "d_ffn_a"), da, true, 2);
-  auto [dhn1, dw1] = P.linearGrad(a.hn, w.w1, da, "d_hn_1", "d_w1");
-  auto [dhn3, dw3] = P.linearGrad(a.hn, w.w3, db, "d_hn_3", "d_w3");
-  grad(P, lname(k, "w1"), dw1, 0);
-  grad(P, lname(k, "w3"), dw3, 0);
-  Val dhn = P.add(dhn1, dhn3, d.tp ? "d_hn_part" : "d_hn");
-  if (d.tp)
-    dhn = P.allReduce(dhn, "tp", "d_hn");
-  T(P, lname(k, "d_hn"), dhn, true, -1);
-  auto [dhx, dffn] =
-      P.rmsnormGrad(a.h, w.ffnNorm, dhn, m.eps, "d_h_norm", "d_ffn_norm");
-  grad(P, lname(k, "ffn_norm"), dffn, -1);
+  Val dfo = gatherSeq(P, d, dout, "d_ffn_out");
+  auto [fPart, fFull] = ffnBackward(P, d, w, k, a, dfo);
+  Val dhn = toResidual(P, d, fPart.n.empty() ? nullptr : &fPart,
+                       fFull.n.empty() ? nullptr : &fFull, "d_hn");
+  T(P, lname(k, "d_hn"), dhn, 0, RES_TP);
+  auto [dhx, dffn] = P.rmsnormGrad(a["h"], w.at("ffn_norm"), dhn, m.eps,
+                                   "d_h_norm", "d_ffn_norm");
+  grad(P, lname(k, "ffn_norm"), dffn, -1, /*seqPartial=*/true);
   Val dh = P.add(dout, dhx, "d_h");
-  T(P, lname(k, "d_h"), dh, true, -1);
-  // Attention.
-  auto [dof, dwo] = P.linearGrad(a.o, w.wo, dh, "d_attn_o", "d_wo");
-  T(P, lname(k, "d_attn_o"), dof, true, 2);
-  grad(P, lname(k, "wo"), dwo, 1);
-  Val do4 = P.reshape(dof, {R, S, d.nh, hd}, "d_attn");
-  Val dot = P.transpose(do4, {0, 2, 1, 3}, "d_attn");
-  Val dpr = P.matmul(dot, a.vRep, false, true, "d_probs");
-  T(P, lname(k, "d_probs"), dpr, true, 1);
-  Val dvRep = P.matmul(a.probs, dot, true, false, "d_v_rep");
-  Val dsm = P.softmaxGrad(a.probs, dpr, 3, "d_scores_masked");
-  Val dss = P.applyMask(dsm, maskV, "d_scores_scaled", /*grad=*/true);
-  Val ds = P.scale(dss, 1.0 / std::sqrt((double)hd), "d_scores");
-  T(P, lname(k, "d_scores"), ds, true, 1);
-  Val dq = P.matmul(ds, a.kRep, false, false, "d_q_rot");
-  Val dkRep = P.matmul(ds, a.q, true, false, "d_k_rep");
-  auto unrepeat = [&](const Val &t, StringRef hint) {
-    if (rep == 1)
-      return t;
-    Val r = P.reshape(t, {R, d.nkv, rep, S, hd}, hint);
-    return P.sum(r, 2, hint);
-  };
-  Val dv = unrepeat(dvRep, "d_v");
-  T(P, lname(k, "d_v"), dv, true, 1);
-  Val dk = unrepeat(dkRep, "d_k_rot");
-  Val dqp = P.rotary(dq, cosV, sinV, "d_q", /*grad=*/true);
-  T(P, lname(k, "d_q"), dqp, true, 1);
-  Val dkp = P.rotary(dk, cosV, sinV, "d_k", /*grad=*/true);
-  T(P, lname(k, "d_k"), dkp, true, 1);
-  auto flat = [&](const Val &t, int64_t nHeads, StringRef hint) {
-    Val tt = P.transpose(t, {0, 2, 1, 3}, hint);
-    return P.reshape(tt, {R, S, nHeads * hd}, hint);
-  };
-  auto [dxq, dwq] =
-      P.linearGrad(a.xn, w.wq, flat(dqp, d.nh, "d_q_flat"), "d_xn_q", "d_wq");
-  auto [dxk, dwk] =
-      P.linearGrad(a.xn, w.wk, flat(dkp, d.nkv, "d_k_flat"), "d_xn_k", "d_wk");
-  auto [dxv, dwv] =
-      P.linearGrad(a.xn, w.wv, flat(dv, d.nkv, "d_v_flat"), "d_xn_v", "d_wv");
-  grad(P, lname(k, "wq"), dwq, 0);
-  grad(P, lname(k, "wk"), dwk, 0);
-  grad(P, lname(k, "wv"), dwv, 0);
-  Val dxn = P.add(P.add(dxq, dxk, "d_xn_qk"), dxv, d.tp ? "d_xn_part" : "d_xn");
-  if (d.tp)
-    dxn = P.allReduce(dxn, "tp", "d_xn");
-  T(P, lname(k, "d_xn"), dxn, true, -1);
-  auto [dxx, dan] = P.rmsnormGrad(a.x, w.attnNorm, dxn, m.eps, "d_x_norm",
-                                  "d_attention_norm");
-  grad(P, lname(k, "attention_norm"), dan, -1);
+  T(P, lname(k, "d_h"), dh, 0, RES_TP);
+  Val dao = gatherSeq(P, d, dh, "d_attn_out");
+  auto [aPart, aFull] = attnBackward(P, d, w, k, a, dao);
+  Val dxn = toResidual(P, d, aPart.n.empty() ? nullptr : &aPart,
+                       aFull.n.empty() ? nullptr : &aFull, "d_xn");
+  T(P, lname(k, "d_xn"), dxn, 0, RES_TP);
+  auto [dxx, dan] = P.rmsnormGrad(a["x"], w.at("attention_norm"), dxn, m.eps,
+                                  "d_x_norm", "d_attention_norm");
+  grad(P, lname(k, "attention_norm"), dan, -1, /*seqPartial=*/true);
   Val dx = P.add(dh, dxx, "d_x");
-  T(P, lname(k, "d_x"), dx, true, -1);
+  T(P, lname(k, "d_x"), dx, 0, RES_TP);
   return dx;
+}
+
+std::pair<Val, Val> Gen::ffnBackward(Prog &P, const Dims &d, const Vals &w,
+                                     int64_t k, Vals &a, const Val &dfo) {
+  const Val &hg = a["hg"];
+  auto swiglu = [&](StringRef pre, StringRef wpre) {
+    std::string n = pre.str(), wn = wpre.str();
+    auto [dg, dw2] = P.linearGrad(a[n + "g"], w.at(wn + "w2"), dfo,
+                                  "d_" + n + "ffn_g", "d_" + n + "w2");
+    T(P, lname(k, "d_" + n + "ffn_g"), dg, 0, 2);
+    grad(P, lname(k, wn + "w2"), dw2, 1);
+    Val dsa = P.mul(dg, a[n + "b"], "d_" + n + "ffn_silu");
+    Val db = P.mul(dg, a[n + "sa"], "d_" + n + "ffn_b");
+    T(P, lname(k, "d_" + n + "ffn_b"), db, 0, 2);
+    Val da = P.siluGrad(a[n + "a"], dsa, "d_" + n + "ffn_a");
+    T(P, lname(k, "d_" + n + "ffn_a"), da, 0, 2);
+    auto [dh1, dw1] = P.linearGrad(hg, w.at(wn + "w1"), da,
+                                   "d_" + n + "hn_1", "d_" + n + "w1");
+    auto [dh3, dw3] = P.linearGrad(hg, w.at(wn + "w3"), db,
+                                   "d_" + n + "hn_3", "d_" + n + "w3");
+    grad(P, lname(k, wn + "w1"), dw1, 0);
+    grad(P, lname(k, wn + "w3"), dw3, 0);
+    return P.add(dh1, dh3, d.tp ? "d_" + n + "hn_part" : "d_" + n + "hn");
+  };
+  if (!isMoE(k))
+    return {swiglu("", ""), Val{}};
+  int64_t R = d.rows, Tn = R * S;
+  Val dr = P.reshape(dfo, {Tn, m.H}, "d_routed");
+  auto [dy, dgates] =
+      P.combineGrad(a["ey"], a["gates"], dr, "d_expert_out", "d_gates");
+  T(P, lname(k, "d_expert_out"), dy, 1, -1);
+  T(P, lname(k, "d_gates"), dgates, 0, -1);
+  Val dyl = dy;
+  if (p.ep > 1 && inPlan)
+    dyl = P.allToAll(dy, 0, 1, p.ep, {"ep"}, "d_expert_out_local");
+  // y = g @ w2^T, g = silu(a) * b, a = x @ w1^T, b = x @ w3^T, batched.
+  Val dg = P.matmul(dyl, w.at("experts.w2"), false, false, "d_expert_g");
+  Val dw2 = P.matmul(dyl, a["eg"], true, false, "d_experts_w2");
+  grad(P, lname(k, "experts.w2"), dw2, 2, false, 0);
+  Val dsa = P.mul(dg, a["eb"], "d_expert_silu");
+  Val db = P.mul(dg, a["esa"], "d_expert_b");
+  Val da = P.siluGrad(a["ea"], dsa, "d_expert_a");
+  Val dx1 = P.matmul(da, w.at("experts.w1"), false, false, "d_expert_in_1");
+  Val dw1 = P.matmul(da, a["xe"], true, false, "d_experts_w1");
+  Val dx3 = P.matmul(db, w.at("experts.w3"), false, false, "d_expert_in_3");
+  Val dw3 = P.matmul(db, a["xe"], true, false, "d_experts_w3");
+  grad(P, lname(k, "experts.w1"), dw1, 1, false, 0);
+  grad(P, lname(k, "experts.w3"), dw3, 1, false, 0);
+  Val dxe = P.add(dx1, dx3, d.tp ? "d_expert_in_part" : "d_expert_in");
+  if (d.tp)
+    dxe = P.allReduce(dxe, {"tp"}, "d_expert_in");
+  if (p.ep > 1 && inPlan)
+    dxe = P.allToAll(dxe, 1, 0, p.ep, {"ep"}, "d_dispatched");
+  T(P, lname(k, "d_dispatched"), dxe, 1, -1);
+  Val dhr = P.dispatchGrad(dxe, a["gates"], "d_moe_in_routed");
+  Val dlog = P.topkGrad(a["logits"], dgates, m.topK, "d_router_logits");
+  T(P, lname(k, "d_router_logits"), dlog, 0, -1);
+  auto [dhg, dwg] =
+      P.linearGrad(a["hf"], w.at("gate"), dlog, "d_moe_in_gate", "d_gate");
+  grad(P, lname(k, "gate"), dwg, -1);
+  Val full = P.reshape(P.add(dhr, dhg, "d_moe_in"), {R, S, m.H}, "d_moe_in");
+  Val part;
+  if (m.nShared)
+    part = swiglu("shared_", "shared.");
+  return {part, full};
+}
+
+std::pair<Val, Val> Gen::attnBackward(Prog &P, const Dims &d, const Vals &w,
+                                      int64_t k, Vals &a, const Val &dao) {
+  int64_t R = d.rows;
+  int64_t dqk = m.deepseek ? m.dNope + m.dRope : hd;
+  int64_t dvh = m.deepseek ? m.dV : hd;
+  auto [dof, dwo] = P.linearGrad(a["o"], w.at("wo"), dao, "d_attn_o", "d_wo");
+  T(P, lname(k, "d_attn_o"), dof, 0, 2);
+  grad(P, lname(k, "wo"), dwo, 1);
+  Val do4 = P.reshape(dof, {R, S, d.nh, dvh}, "d_attn");
+  Val dot = P.transpose(do4, {0, 2, 1, 3}, "d_attn");
+  Val dpr = P.matmul(dot, a["vRep"], false, true, "d_probs");
+  T(P, lname(k, "d_probs"), dpr, 0, 1);
+  Val dvRep = P.matmul(a["probs"], dot, true, false, "d_v_rep");
+  Val dsm = P.softmaxGrad(a["probs"], dpr, 3, "d_scores_masked");
+  Val dss = P.applyMask(dsm, maskV, "d_scores_scaled", /*grad=*/true);
+  Val ds = P.scale(dss, 1.0 / std::sqrt((double)dqk), "d_scores");
+  T(P, lname(k, "d_scores"), ds, 0, 1);
+  Val dq = P.matmul(ds, a["kRep"], false, false, "d_q_rot");
+  Val dkRep = P.matmul(ds, a["q"], true, false, "d_k_rep");
+  const Val &xg = a["xg"];
+  if (!m.deepseek) {
+    auto unrepeat = [&](const Val &t, StringRef hint) {
+      if (rep == 1)
+        return t;
+      Val r = P.reshape(t, {R, d.nkv, rep, S, hd}, hint);
+      return P.sum(r, 2, hint);
+    };
+    Val dv = unrepeat(dvRep, "d_v");
+    T(P, lname(k, "d_v"), dv, 0, 1);
+    Val dk = unrepeat(dkRep, "d_k_rot");
+    Val dqp = P.rotary(dq, cosV, sinV, "d_q", /*grad=*/true);
+    T(P, lname(k, "d_q"), dqp, 0, 1);
+    Val dkp = P.rotary(dk, cosV, sinV, "d_k", /*grad=*/true);
+    T(P, lname(k, "d_k"), dkp, 0, 1);
+    auto flat = [&](const Val &t, int64_t nHeads, StringRef hint) {
+      Val tt = P.transpose(t, {0, 2, 1, 3}, hint);
+      return P.reshape(tt, {R, S, nHeads * hd}, hint);
+    };
+    auto [dxq, dwq] = P.linearGrad(xg, w.at("wq"), flat(dqp, d.nh, "d_q_flat"),
+                                   "d_xn_q", "d_wq");
+    auto [dxk, dwk] = P.linearGrad(
+        xg, w.at("wk"), flat(dkp, d.nkv, "d_k_flat"), "d_xn_k", "d_wk");
+    auto [dxv, dwv] = P.linearGrad(xg, w.at("wv"), flat(dv, d.nkv, "d_v_flat"),
+                                   "d_xn_v", "d_wv");
+    grad(P, lname(k, "wq"), dwq, 0);
+    grad(P, lname(k, "wk"), dwk, 0);
+    grad(P, lname(k, "wv"), dwv, 0);
+    return {P.add(P.add(dxq, dxk, "d_xn_qk"), dxv,
+                  d.tp ? "d_xn_part" : "d_xn"),
+            Val{}};
+  }
+  // MLA backward.
+  T(P, lname(k, "d_v"), dvRep, 0, 1);
+  Val dqNope = P.slice(dq, {0, 0, 0, 0}, {R, d.nh, S, m.dNope}, "d_q_nope");
+  Val dqRot = P.slice(dq, {0, 0, 0, m.dNope}, {R, d.nh, S, m.dRope},
+                      "d_q_pe_rot");
+  Val dqPe = P.rotary(dqRot, cosV, sinV, "d_q_pe", /*grad=*/true);
+  Val dq4 = P.concat(dqNope, dqPe, 3, "d_q");
+  T(P, lname(k, "d_q"), dq4, 0, 1);
+  Val dqf = P.reshape(P.transpose(dq4, {0, 2, 1, 3}, "d_q_flat"),
+                      {R, S, d.nh * dqk}, "d_q_flat");
+  Val dkNope = P.slice(dkRep, {0, 0, 0, 0}, {R, d.nh, S, m.dNope}, "d_k_nope");
+  Val dkB = P.slice(dkRep, {0, 0, 0, m.dNope}, {R, d.nh, S, m.dRope},
+                    "d_k_pe_heads");
+  // The rotary key is shared by the heads: its gradient sums over them,
+  // over this rank's heads only under tp.
+  Val dkRot = P.reshape(P.sum(dkB, 1, "d_k_pe_rot"), {R, 1, S, m.dRope},
+                        "d_k_pe_rot");
+  if (d.tp)
+    dkRot = P.allReduce(dkRot, {"tp"}, "d_k_pe_rot_sum");
+  T(P, lname(k, "d_k_pe"), dkRot, 0, -1);
+  Val dkPe4 = P.rotary(dkRot, cosV, sinV, "d_k_pe", /*grad=*/true);
+  Val dkPe = P.reshape(P.transpose(dkPe4, {0, 2, 1, 3}, "d_k_pe"),
+                       {R, S, m.dRope}, "d_k_pe");
+  Val dkv4 = P.concat(dkNope, dvRep, 3, "d_kv");
+  Val dkv = P.reshape(P.transpose(dkv4, {0, 2, 1, 3}, "d_kv_flat"),
+                      {R, S, d.nh * (m.dNope + m.dV)}, "d_kv_flat");
+  auto [dcn, dwkvb] = P.linearGrad(a["cn"], w.at("kv_b_proj"), dkv,
+                                   d.tp ? "d_kv_a_norm_part" : "d_kv_a_norm",
+                                   "d_kv_b_proj");
+  grad(P, lname(k, "kv_b_proj"), dwkvb, 0);
+  if (d.tp)
+    dcn = P.allReduce(dcn, {"tp"}, "d_kv_a_norm");
+  T(P, lname(k, "d_kv_a"), dcn, 0, -1);
+  auto [dc, dkvn] = P.rmsnormGrad(a["c"], w.at("kv_a_layernorm"), dcn, m.eps,
+                                  "d_kv_c", "d_kv_a_layernorm");
+  grad(P, lname(k, "kv_a_layernorm"), dkvn, -1);
+  Val dckv = P.concat(dc, dkPe, 2, "d_kv_a");
+  auto [dxkv, dwkva] = P.linearGrad(xg, w.at("kv_a_proj_with_mqa"), dckv,
+                                    "d_xn_kv", "d_kv_a_proj_with_mqa");
+  grad(P, lname(k, "kv_a_proj_with_mqa"), dwkva, -1);
+  if (m.qLora) {
+    auto [dcqn, dwqb] = P.linearGrad(a["cqn"], w.at("q_b_proj"), dqf,
+                                     d.tp ? "d_q_a_norm_part" : "d_q_a_norm",
+                                     "d_q_b_proj");
+    grad(P, lname(k, "q_b_proj"), dwqb, 0);
+    if (d.tp)
+      dcqn = P.allReduce(dcqn, {"tp"}, "d_q_a_norm");
+    T(P, lname(k, "d_q_a"), dcqn, 0, -1);
+    auto [dcq, dqn] = P.rmsnormGrad(a["cq"], w.at("q_a_layernorm"), dcqn,
+                                    m.eps, "d_q_a", "d_q_a_layernorm");
+    grad(P, lname(k, "q_a_layernorm"), dqn, -1);
+    auto [dxq, dwqa] =
+        P.linearGrad(xg, w.at("q_a_proj"), dcq, "d_xn_q", "d_q_a_proj");
+    grad(P, lname(k, "q_a_proj"), dwqa, -1);
+    return {Val{}, P.add(dxq, dxkv, "d_xn_full")};
+  }
+  auto [dxq, dwq] = P.linearGrad(xg, w.at("q_proj"), dqf,
+                                 d.tp ? "d_xn_q_part" : "d_xn_q", "d_q_proj");
+  grad(P, lname(k, "q_proj"), dwq, 0);
+  return {dxq, dxkv};
 }
 
 Val Gen::embedForward(Prog &P, const Dims &d, const Val &tokens,
@@ -663,9 +1106,8 @@ Val Gen::embedForward(Prog &P, const Dims &d, const Val &tokens,
   P.comment("embedding" +
             (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
   Val e = P.embedding(tokens, emb, d.tp, d.tp ? "embed_part" : "embed");
-  if (d.tp)
-    e = P.allReduce(e, "tp", "embed");
-  T(P, "embed", e, true, -1);
+  e = toResidual(P, d, &e, nullptr, "embed");
+  T(P, "embed", e, 0, RES_TP);
   return e;
 }
 
@@ -673,85 +1115,147 @@ void Gen::embedBackward(Prog &P, const Dims &d, const Val &tokens,
                         const Val &dx) {
   P.comment("embedding backward" +
             (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
-  Val g = P.embeddingGrad(tokens, dx, {d.V, m.H}, d.tp, "d_tok_embeddings");
+  Val dxg = gatherSeq(P, d, dx, "d_embed");
+  Val g = P.embeddingGrad(tokens, dxg, {d.V, m.H}, d.tp, "d_tok_embeddings");
   grad(P, "tok_embeddings", g, 0);
 }
 
-Gen::HeadAct Gen::headForward(Prog &P, const Dims &d, const Val &normW,
-                              const Val &outW, const Val &x,
-                              const Val &labels) {
-  HeadAct h;
+Vals Gen::headForward(Prog &P, const Dims &d, const Val &normW,
+                      const Val &outW, const Val &x, const Val &labels) {
+  Vals h;
   int64_t R = d.rows;
   P.comment("final norm, LM head, loss" +
             (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
-  h.x = x;
-  h.fn = P.rmsnorm(x, normW, m.eps, "final_xn");
-  T(P, "final.xn", h.fn, true, -1);
-  Val lg = P.linear(h.fn, outW, d.tp ? "logits_part" : "logits");
+  h["x"] = x;
+  h["fn"] = P.rmsnorm(x, normW, m.eps, "final_xn");
+  T(P, "final.xn", h["fn"], 0, RES_TP);
+  h["fg"] = gatherSeq(P, d, h["fn"], "final_xn_full");
+  Val lg = P.linear(h["fg"], outW, d.tp ? "logits_part" : "logits");
   if (d.tp)
-    lg = P.allGather(lg, 2, p.tp, "logits");
-  h.logits = P.reshape(lg, {R * S, m.V}, "logits_flat");
-  T(P, "logits", h.logits, true, -1);
-  h.labels = P.reshape(labels, {R * S}, "labels_flat");
-  h.loss = P.crossEntropy(h.logits, h.labels, "loss");
+    lg = P.allGather(lg, 2, p.tp, {"tp"}, "logits");
+  h["logits"] = P.reshape(lg, {R * S, m.V}, "logits_flat");
+  T(P, "logits", h["logits"], 0, -1);
+  h["labels"] = P.reshape(labels, {R * S}, "labels_flat");
+  h["loss"] = P.crossEntropy(h["logits"], h["labels"], "loss");
   return h;
 }
 
 Val Gen::headBackward(Prog &P, const Dims &d, const Val &normW,
-                      const Val &outW, const HeadAct &h, const Val &seed) {
+                      const Val &outW, Vals &h, const Val &seed) {
   int64_t R = d.rows;
   P.comment("loss, LM head, final norm backward" +
             (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
-  Val dl = P.crossEntropyGrad(h.logits, h.labels, seed, "d_logits_flat");
-  T(P, "d_logits", dl, true, -1);
+  Val dl = P.crossEntropyGrad(h["logits"], h["labels"], seed, "d_logits_flat");
+  T(P, "d_logits", dl, 0, -1);
   Val dlg = P.reshape(dl, {R, S, m.V}, "d_logits");
   if (d.tp)
-    dlg = P.chunk(dlg, 2, p.tp, "d_logits_chunk");
-  auto [dfn, dout] = P.linearGrad(h.fn, outW, dlg,
+    dlg = P.chunk(dlg, 2, p.tp, {"tp"}, "d_logits_chunk");
+  auto [dfn, dout] = P.linearGrad(h["fg"], outW, dlg,
                                   d.tp ? "d_final_xn_part" : "d_final_xn",
                                   "d_output");
   grad(P, "output", dout, 0);
-  if (d.tp)
-    dfn = P.allReduce(dfn, "tp", "d_final_xn");
-  T(P, "final.d_xn", dfn, true, -1);
-  auto [dx, dn] = P.rmsnormGrad(h.x, normW, dfn, m.eps, "d_final_x", "d_norm");
-  grad(P, "norm", dn, -1);
-  T(P, "final.d_x", dx, true, -1);
+  dfn = toResidual(P, d, &dfn, nullptr, "d_final_xn");
+  T(P, "final.d_xn", dfn, 0, RES_TP);
+  auto [dx, dn] =
+      P.rmsnormGrad(h["x"], normW, dfn, m.eps, "d_final_x", "d_norm");
+  grad(P, "norm", dn, -1, /*seqPartial=*/true);
+  T(P, "final.d_x", dx, 0, RES_TP);
   return dx;
 }
 
 std::string Gen::spec() {
   inPlan = false;
+  weightsIn.clear();
   Prog P("  ");
   int64_t N = p.dp * p.mb * B;
-  Dims d{N, m.nh, m.nkv, m.I, m.V, false};
+  Dims d{N,       m.nh,       m.nkv, m.I, m.V, m.moeI, m.nShared * m.moeI,
+         m.nExperts, false, false, S};
   Val tokens = P.input("tokens", {N, S}, "i64");
   Val labels = P.input("labels", {N, S}, "i64");
   Val dloss = P.input("dloss", {});
-  cosV = P.input("rope_cos", {S, hd / 2});
-  sinV = P.input("rope_sin", {S, hd / 2});
-  Val emb = P.input("tok_embeddings", {m.V, m.H});
-  std::vector<LayerW> ws;
+  int64_t dRot = m.deepseek ? m.dRope : hd;
+  cosV = P.input("rope_cos", {S, dRot / 2});
+  sinV = P.input("rope_sin", {S, dRot / 2});
+  Val emb = weight(P, "tok_embeddings", {m.V, m.H}, 0);
+  std::vector<Vals> ws;
   for (int64_t k = 0; k < L; ++k)
     ws.push_back(layerWeights(P, k, d));
-  Val normW = P.input("norm", {m.H});
-  Val outW = P.input("output", {m.V, m.H});
+  Val normW = weight(P, "norm", {m.H}, -1);
+  Val outW = weight(P, "output", {m.V, m.H}, 0);
   maskV = P.causalMask(S, "mask");
   Val x = embedForward(P, d, tokens, emb);
-  std::vector<LayerAct> acts;
+  std::vector<Vals> acts;
   for (int64_t k = 0; k < L; ++k) {
     acts.push_back(layerForward(P, d, ws[k], k, x));
-    x = acts.back().out;
+    x = acts.back()["out"];
   }
-  HeadAct h = headForward(P, d, normW, outW, x, labels);
-  P.output("loss", h.loss);
+  Vals h = headForward(P, d, normW, outW, x, labels);
+  P.output("loss", h["loss"]);
   Val dx = headBackward(P, d, normW, outW, h, dloss);
   for (int64_t k = L - 1; k >= 0; --k)
     dx = layerBackward(P, d, ws[k], k, acts[k], dx);
   embedBackward(P, d, tokens, dx);
   for (auto &[name, g] : specGrads)
-    P.output(name, g);
+    P.output(name + ".grad", g);
+  if (p.zero) {
+    P.comment("optimizer step (SGD)");
+    for (auto &[name, g] : specGrads)
+      P.output(name + ".new",
+               P.sgd(weightsIn.at(name), g, kLr, name + "_new"));
+  }
   return "tv.spec @spec {\n" + P.text() + "}\n";
+}
+
+void Gen::endOfStep(Prog &P) {
+  std::vector<std::string> dense = dpAxes(), expert = expertDpAxes();
+  for (const Buf &b : bufs) {
+    bool isExpert = b.epDim >= 0;
+    const std::vector<std::string> &axes = isExpert ? expert : dense;
+    int64_t n = isExpert ? p.dp / p.ep : p.dp;
+    std::string gn = b.name + ".grad";
+    Val g = P.bufferRead(gn, b.shape);
+    // Sequence parallelism: a norm weight's gradient was computed on this
+    // rank's sequence chunk; Megatron all-reduces it over tp.
+    if (b.seqPartial)
+      g = P.allReduce(g, {"tp"}, gn + "_sp");
+    int64_t zDim = -1;
+    if (p.zero >= 1 && n > 1)
+      for (size_t i = 0; i < b.shape.size() && zDim < 0; ++i)
+        if (b.shape[i] % n == 0)
+          zDim = i;
+    Rec gr{gn, gn, b.shape, -1, b.tpDim, curStage, -1};
+    gr.epDim = b.epDim;
+    if (p.zero == 2 && zDim >= 0) {
+      // ZeRO-2: each rank keeps only its shard of the reduced gradient.
+      g = P.reduceScatter(g, zDim, n, axes, gn);
+      gr.shape = g.s;
+      gr.zDim = zDim;
+      gr.zExpert = isExpert;
+    } else if (n > 1) {
+      g = P.allReduce(g, axes, gn);
+    }
+    P.output(gn, g);
+    recs.push_back(gr);
+    if (!p.zero)
+      continue;
+    // ZeRO-1/2: the optimizer step on this rank's shard, then an all-gather
+    // of the updated parameter.
+    Val w = weightsIn.at(b.name);
+    Val gs = g, ws = w;
+    if (zDim >= 0) {
+      ws = P.chunk(w, zDim, n, axes, b.name + "_shard");
+      if (p.zero == 1)
+        gs = P.chunk(g, zDim, n, axes, gn + "_shard");
+    }
+    Val nw = P.sgd(ws, gs, kLr, b.name + "_new");
+    if (zDim >= 0)
+      nw = P.allGather(nw, zDim, n, axes, b.name + "_new");
+    P.output(b.name + ".new", nw);
+    Rec wr{b.name + ".new", b.name + ".new", b.shape, -1, b.tpDim, curStage,
+           -1};
+    wr.epDim = b.epDim;
+    recs.push_back(wr);
+  }
 }
 
 std::string Gen::stageProgram(int64_t s) {
@@ -760,59 +1264,74 @@ std::string Gen::stageProgram(int64_t s) {
   curMb = -1;
   bufs.clear();
   bufSeen.clear();
+  weightsIn.clear();
   Prog P("    ");
-  Dims d{B, m.nh / p.tp, m.nkv / p.tp, m.I / p.tp, m.V / p.tp, p.tp > 1};
-  int64_t k0 = s * (L / p.pp), k1 = (s + 1) * (L / p.pp);
+  bool sp = p.sp && p.tp > 1;
+  Dims d{B,
+         m.nh / p.tp,
+         m.nkv / p.tp,
+         m.I / p.tp,
+         m.V / p.tp,
+         m.moeI / p.tp,
+         m.nShared * m.moeI / p.tp,
+         m.nExperts / p.ep,
+         p.tp > 1,
+         sp,
+         sp ? S / p.tp : S};
+  auto [k0, k1] = layerRange(s);
   bool first = s == 0, last = s == p.pp - 1;
   auto in = [&](const std::string &spec, const std::string &name, Shape sh,
-                bool batch, int64_t tpDim, int64_t mb, StringRef et = "f32") {
+                int64_t batchDim, int64_t tpDim, int64_t mb,
+                StringRef et = "f32") {
     Val v = P.input(name, sh, et);
-    recs.push_back({spec, name, sh, batch, tpDim, s, mb});
+    recs.push_back({spec, name, sh, batchDim, tpDim, s, mb});
     return v;
   };
-  cosV = in("rope_cos", "rope_cos", {S, hd / 2}, false, -1, -1);
-  sinV = in("rope_sin", "rope_sin", {S, hd / 2}, false, -1, -1);
+  int64_t dRot = m.deepseek ? m.dRope : hd;
+  cosV = in("rope_cos", "rope_cos", {S, dRot / 2}, -1, -1, -1);
+  sinV = in("rope_sin", "rope_sin", {S, dRot / 2}, -1, -1, -1);
   Val emb, normW, outW, dloss;
   std::vector<Val> tokens(p.mb), labels(p.mb);
   if (first) {
-    emb = in("tok_embeddings", "tok_embeddings", {d.V, m.H}, false, 0, -1);
+    emb = weight(P, "tok_embeddings", {d.V, m.H}, 0);
     for (int64_t i = 0; i < p.mb; ++i)
-      tokens[i] = in("tokens", "tokens.mb" + std::to_string(i), {B, S}, true,
-                     -1, i, "i64");
+      tokens[i] = in("tokens", "tokens.mb" + std::to_string(i), {B, S}, 0, -1,
+                     i, "i64");
   }
-  std::map<int64_t, LayerW> ws;
+  std::map<int64_t, Vals> ws;
   for (int64_t k = k0; k < k1; ++k)
     ws[k] = layerWeights(P, k, d);
   if (last) {
-    normW = in("norm", "norm", {m.H}, false, -1, -1);
-    outW = in("output", "output", {d.V, m.H}, false, 0, -1);
-    dloss = in("dloss", "dloss", {}, false, -1, -1);
+    normW = weight(P, "norm", {m.H}, -1);
+    outW = weight(P, "output", {d.V, m.H}, 0);
+    dloss = in("dloss", "dloss", {}, -1, -1, -1);
     for (int64_t i = 0; i < p.mb; ++i)
-      labels[i] = in("labels", "labels.mb" + std::to_string(i), {B, S}, true,
-                     -1, i, "i64");
+      labels[i] = in("labels", "labels.mb" + std::to_string(i), {B, S}, 0, -1,
+                     i, "i64");
   }
   maskV = P.causalMask(S, "mask");
 
-  std::map<int64_t, std::map<int64_t, LayerAct>> acts;
-  std::map<int64_t, HeadAct> heads;
+  std::map<int64_t, std::map<int64_t, Vals>> acts;
+  std::map<int64_t, Vals> heads;
   std::vector<Val> losses;
+  Shape resid{B, d.seqLocal, m.H};
   auto forward = [&](int64_t i) {
     P.mb = curMb = i;
     Val x;
     if (first) {
       x = embedForward(P, d, tokens[i], emb);
     } else {
-      x = P.recv({B, S, m.H}, -1, "x_recv");
+      x = P.recv(resid, -1, "x_recv");
       std::string n = lname(k0 - 1, "out");
-      T(P, n, x, true, -1, n + ".recv");
+      T(P, n, x, 0, RES_TP, n + ".recv");
     }
     for (int64_t k = k0; k < k1; ++k) {
       acts[i][k] = layerForward(P, d, ws[k], k, x);
-      x = acts[i][k].out;
+      x = acts[i][k]["out"];
     }
     if (last) {
       heads[i] = headForward(P, d, normW, outW, x, labels[i]);
-      losses.push_back(heads[i].loss);
+      losses.push_back(heads[i]["loss"]);
     } else {
       P.send(x, 1);
     }
@@ -827,9 +1346,9 @@ std::string Gen::stageProgram(int64_t s) {
         seed = P.scale(dloss, 1.0 / (double)(p.dp * p.mb), "dloss_mb");
       dx = headBackward(P, d, normW, outW, heads[i], seed);
     } else {
-      dx = P.recv({B, S, m.H}, 1, "dout_recv");
+      dx = P.recv(resid, 1, "dout_recv");
       std::string n = lname(k1, "d_x");
-      T(P, n, dx, true, -1, n + ".recv");
+      T(P, n, dx, 0, RES_TP, n + ".recv");
     }
     for (int64_t k = k1 - 1; k >= k0; --k)
       dx = layerBackward(P, d, ws[k], k, acts[i][k], dx);
@@ -851,7 +1370,10 @@ std::string Gen::stageProgram(int64_t s) {
   for (int64_t i = p.mb - warm; i < p.mb; ++i)
     backward(i);
 
-  P.comment("end of step: loss, data-parallel reduction of the gradients");
+  P.comment("end of step: loss, data-parallel reduction of the gradients" +
+            std::string(p.zero ? ", sharded optimizer step (ZeRO-" +
+                                     std::to_string(p.zero) + ")"
+                               : ""));
   if (last) {
     Val l = losses[0];
     for (size_t i = 1; i < losses.size(); ++i)
@@ -859,17 +1381,11 @@ std::string Gen::stageProgram(int64_t s) {
     if (p.dp * p.mb > 1)
       l = P.scale(l, 1.0 / (double)(p.dp * p.mb), "loss_local");
     if (p.dp > 1)
-      l = P.allReduce(l, "dp", "loss_global");
+      l = P.allReduce(l, dpAxes(), "loss_global");
     P.output("loss", l);
-    recs.push_back({"loss", "loss", {}, false, -1, s, -1});
+    recs.push_back({"loss", "loss", {}, -1, -1, s, -1});
   }
-  for (auto &[name, shape, tpDim] : bufs) {
-    Val g = P.bufferRead(name, shape);
-    if (p.dp > 1)
-      g = P.allReduce(g, "dp", name);
-    P.output(name, g);
-    recs.push_back({name, name, shape, false, tpDim, s, -1});
-  }
+  endOfStep(P);
 
   std::string ranks;
   for (int64_t dd = 0; dd < p.dp; ++dd)
@@ -890,14 +1406,25 @@ std::string Gen::lineages() {
   llvm::StringMap<size_t> index;
   for (const Rec &r : recs) {
     for (int64_t dd = 0; dd < p.dp; ++dd) {
+      int64_t e = dd % p.ep, edp = dd / p.ep;
       for (int64_t t = 0; t < p.tp; ++t) {
         std::string box = "[";
         for (size_t i = 0; i < r.shape.size(); ++i) {
           int64_t n = r.shape[i], lo = 0;
-          if (r.batch && i == 0)
-            lo = (dd * p.mb + r.mb) * n;
-          else if ((int64_t)i == r.tpDim)
-            lo = t * n;
+          // Block index along this dimension: model-parallel (tp or ep)
+          // outer, the ZeRO shard inner.
+          int64_t idx = 0;
+          if ((int64_t)i == r.batchDim)
+            idx = dd * p.mb + r.mb;
+          if ((int64_t)i == r.tpDim)
+            idx = t;
+          if ((int64_t)i == r.epDim)
+            idx = e;
+          if ((int64_t)i == r.zDim) {
+            int64_t zn = r.zExpert ? p.dp / p.ep : p.dp;
+            idx = idx * zn + (r.zExpert ? edp : dd);
+          }
+          lo = idx * n;
           box += (i ? ", " : "") + std::to_string(lo) + ":" +
                  std::to_string(lo + n);
         }
@@ -925,22 +1452,41 @@ std::string Gen::lineages() {
   return out;
 }
 
+std::string Gen::meshText() const {
+  if (p.ep > 1)
+    return "tv.mesh @mesh axes [\"edp\", \"ep\", \"pp\", \"tp\"] sizes [" +
+           std::to_string(p.dp / p.ep) + ", " + std::to_string(p.ep) + ", " +
+           std::to_string(p.pp) + ", " + std::to_string(p.tp) + "]\n";
+  return "tv.mesh @mesh axes [\"dp\", \"pp\", \"tp\"] sizes [" +
+         std::to_string(p.dp) + ", " + std::to_string(p.pp) + ", " +
+         std::to_string(p.tp) + "]\n";
+}
+
 std::string Gen::run() {
   std::string out;
-  out += "// Llama3 training step generated by tv-translate "
-         "--import-model-config.\n";
+  out += std::string("// ") + (m.deepseek ? "DeepSeek-V3" : "Llama3") +
+         " training step generated by tv-translate --import-model-config.\n";
   out += "// hidden " + std::to_string(m.H) + ", layers " + std::to_string(L) +
          ", heads " + std::to_string(m.nh) + ", kv heads " +
          std::to_string(m.nkv) + ", intermediate " + std::to_string(m.I) +
          ", vocab " + std::to_string(m.V) + ", rope_theta " + flt(m.theta) +
          " (cos/sin are inputs)\n";
+  if (m.deepseek)
+    out += "// MLA q_lora " + std::to_string(m.qLora) + ", kv_lora " +
+           std::to_string(m.kvLora) + ", qk nope/rope " +
+           std::to_string(m.dNope) + "/" + std::to_string(m.dRope) + ", v " +
+           std::to_string(m.dV) + "; MoE " + std::to_string(m.nExperts) +
+           " routed experts (top " + std::to_string(m.topK) + "), " +
+           std::to_string(m.nShared) + " shared, expert intermediate " +
+           std::to_string(m.moeI) + ", first " + std::to_string(m.firstDense) +
+           " layers dense\n";
   out += "// seq " + std::to_string(S) + ", micro-batch size " +
          std::to_string(B) + "; dp=" + std::to_string(p.dp) +
          " tp=" + std::to_string(p.tp) + " pp=" + std::to_string(p.pp) +
-         " mb=" + std::to_string(p.mb) + " (1F1B)\n";
-  out += "tv.mesh @mesh axes [\"dp\", \"pp\", \"tp\"] sizes [" +
-         std::to_string(p.dp) + ", " + std::to_string(p.pp) + ", " +
-         std::to_string(p.tp) + "]\n";
+         " mb=" + std::to_string(p.mb) + " ep=" + std::to_string(p.ep) +
+         (p.sp ? " sp" : "") +
+         (p.zero ? " zero=" + std::to_string(p.zero) : "") + " (1F1B)\n";
+  out += meshText();
   out += spec();
   out += "tv.plan @plan mesh @mesh micro_batches " + std::to_string(p.mb) +
          " {\n";
@@ -986,10 +1532,12 @@ LogicalResult parseModel(const json::Object &o, ModelCfg &c,
   };
   if (const json::Value *t = o.get("model_type")) {
     std::optional<StringRef> s = t->getAsString();
-    if (!s || *s != "llama") {
+    if (s && (*s == "deepseek_v3" || *s == "deepseek_v2")) {
+      c.deepseek = true;
+    } else if (!s || *s != "llama") {
       err = "unsupported model_type" +
             (s ? " '" + s->str() + "'" : std::string()) +
-            " (only \"llama\" is supported)";
+            " (supported: \"llama\", \"deepseek_v3\", \"deepseek_v2\")";
       return failure();
     }
   }
@@ -1026,6 +1574,34 @@ LogicalResult parseModel(const json::Object &o, ModelCfg &c,
   c.nkv = c.nh;
   if (!getInt("num_key_value_heads", c.nkv, false))
     return failure();
+  if (!c.deepseek)
+    return success();
+  // MLA and MoE. q_lora_rank may be null (no query compression).
+  c.nkv = c.nh;
+  if (const json::Value *q = o.get("q_lora_rank"); q && !q->getAsNull())
+    if (!getInt("q_lora_rank", c.qLora, true))
+      return failure();
+  auto getNonNeg = [&](StringRef key, int64_t &dst) -> bool {
+    const json::Value *v = o.get(key);
+    std::optional<int64_t> i = v ? v->getAsInteger() : std::nullopt;
+    if (!v || !i || *i < 0) {
+      err = v ? "key '" + key.str() + "' must be a non-negative integer"
+              : "missing key '" + key.str() + "'";
+      return false;
+    }
+    dst = *i;
+    return true;
+  };
+  if (!getInt("kv_lora_rank", c.kvLora, true) ||
+      !getInt("qk_rope_head_dim", c.dRope, true) ||
+      !getInt("qk_nope_head_dim", c.dNope, true) ||
+      !getInt("v_head_dim", c.dV, true) ||
+      !getInt("n_routed_experts", c.nExperts, true) ||
+      !getInt("num_experts_per_tok", c.topK, true) ||
+      !getNonNeg("n_shared_experts", c.nShared) ||
+      !getInt("moe_intermediate_size", c.moeI, true) ||
+      !getNonNeg("first_k_dense_replace", c.firstDense))
+    return failure();
   return success();
 }
 
@@ -1057,9 +1633,11 @@ LogicalResult parseParallel(StringRef text, ParCfg &p, std::string &err) {
       p.pp = v;
     else if (key == "mb")
       p.mb = v;
+    else if (key == "ep")
+      p.ep = v;
     else {
       err = "unsupported --parallel axis '" + key.str() +
-            "' (supported: dp, tp, pp, mb)";
+            "' (supported: dp, tp, pp, mb, ep)";
       return failure();
     }
   }
@@ -1099,29 +1677,64 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
                             Twine(mc.L) + " layers");
   check(seq >= 1, "--seq must be at least 1");
   check(mbs >= 1, "--micro-batch-size must be at least 1");
-  check(mc.H % mc.nh == 0, "hidden_size " + Twine(mc.H) +
-                               " is not divisible by num_attention_heads " +
-                               Twine(mc.nh));
-  check(mc.H % mc.nh != 0 || (mc.H / mc.nh) % 2 == 0,
-        "head dimension " + Twine(mc.H / mc.nh) +
-            " is odd (rotary embeddings rotate pairs)");
-  check(mc.nh % mc.nkv == 0, "num_attention_heads " + Twine(mc.nh) +
-                                 " is not divisible by num_key_value_heads " +
-                                 Twine(mc.nkv));
+  if (clEp > 0) {
+    check(pc.ep == 1 || pc.ep == clEp,
+          "--ep " + Twine((int64_t)clEp) + " contradicts ep=" + Twine(pc.ep) +
+              " in --parallel");
+    pc.ep = clEp;
+  }
+  pc.sp = clSp;
+  pc.zero = clZero;
+  check(pc.zero >= 0 && pc.zero <= 2,
+        "--zero must be 1 or 2 (ZeRO stage), got " + Twine(pc.zero));
   check(mc.nh % pc.tp == 0, "tp=" + Twine(pc.tp) +
                                 " does not divide num_attention_heads " +
                                 Twine(mc.nh));
-  check(mc.nkv % pc.tp == 0, "tp=" + Twine(pc.tp) +
-                                 " does not divide num_key_value_heads " +
-                                 Twine(mc.nkv));
+  if (!mc.deepseek) {
+    check(mc.H % mc.nh == 0, "hidden_size " + Twine(mc.H) +
+                                 " is not divisible by num_attention_heads " +
+                                 Twine(mc.nh));
+    check(mc.H % mc.nh != 0 || (mc.H / mc.nh) % 2 == 0,
+          "head dimension " + Twine(mc.H / mc.nh) +
+              " is odd (rotary embeddings rotate pairs)");
+    check(mc.nh % mc.nkv == 0, "num_attention_heads " + Twine(mc.nh) +
+                                   " is not divisible by num_key_value_heads " +
+                                   Twine(mc.nkv));
+    check(mc.nkv % pc.tp == 0, "tp=" + Twine(pc.tp) +
+                                   " does not divide num_key_value_heads " +
+                                   Twine(mc.nkv));
+    check(pc.ep == 1, "ep=" + Twine(pc.ep) +
+                          " needs a mixture-of-experts model (this one is "
+                          "dense)");
+  } else {
+    check(mc.dRope % 2 == 0, "qk_rope_head_dim " + Twine(mc.dRope) +
+                                 " is odd (rotary embeddings rotate pairs)");
+    check(mc.topK <= mc.nExperts,
+          "num_experts_per_tok " + Twine(mc.topK) + " exceeds n_routed_experts " +
+              Twine(mc.nExperts));
+    check(mc.nExperts % pc.ep == 0, "ep=" + Twine(pc.ep) +
+                                        " does not divide n_routed_experts " +
+                                        Twine(mc.nExperts));
+    check(pc.dp % pc.ep == 0, "ep=" + Twine(pc.ep) +
+                                  " does not divide dp=" + Twine(pc.dp) +
+                                  " (expert-parallel ranks are carved from "
+                                  "the data-parallel ranks)");
+    check(mc.moeI % pc.tp == 0, "tp=" + Twine(pc.tp) +
+                                    " does not divide moe_intermediate_size " +
+                                    Twine(mc.moeI));
+    // A shallow model keeps at least one MoE layer.
+    mc.firstDense = std::min(mc.firstDense, std::max<int64_t>(0, layers - 1));
+  }
   check(mc.I % pc.tp == 0, "tp=" + Twine(pc.tp) +
                                " does not divide intermediate_size " +
                                Twine(mc.I));
   check(mc.V % pc.tp == 0,
         "tp=" + Twine(pc.tp) + " does not divide vocab_size " + Twine(mc.V));
-  check(layers % pc.pp == 0, "pp=" + Twine(pc.pp) +
-                                 " does not divide the number of layers " +
-                                 Twine(layers));
+  check(layers >= pc.pp, "pp=" + Twine(pc.pp) +
+                             " exceeds the number of layers " + Twine(layers));
+  check(!pc.sp || seq % pc.tp == 0,
+        "sequence parallelism: tp=" + Twine(pc.tp) +
+            " does not divide the sequence length " + Twine(seq));
   if (!err.empty())
     return fail(err);
 

@@ -810,6 +810,10 @@ bool ShapeProgram::solveRatios(const std::function<unsigned(DimKey)> &classOf,
     SmallVector<unsigned> lhs, rhs;
   };
   std::vector<Prod> prods;
+  // Linear constraints over three or more classes (concatenations):
+  // sum_i coeff_i * x_i = 0.
+  using Sum = SmallVector<std::pair<unsigned, int64_t>>;
+  std::vector<Sum> sums;
   for (const Constraint &c : constraints) {
     if (c.isProduct) {
       Prod pr;
@@ -835,8 +839,10 @@ bool ShapeProgram::solveRatios(const std::function<unsigned(DimKey)> &classOf,
       zero[nz[0].first] = true; // a*x = 0
       continue;
     }
-    if (nz.size() != 2)
-      return false;
+    if (nz.size() != 2) {
+      sums.push_back(nz);
+      continue;
+    }
     auto [a, ca] = nz[0];
     auto [bb, cb] = nz[1];
     if ((-ca > 0) != (cb > 0))
@@ -922,6 +928,51 @@ bool ShapeProgram::solveRatios(const std::function<unsigned(DimKey)> &classOf,
     if (inSame == 0)
       dependent[dc] = true;
   }
+  // A sum within one component holds for every t or for none; otherwise the
+  // term whose component occurs once, with its sign opposite to all others
+  // (the result of a concatenation), is determined by the others.
+  struct SumDep {
+    unsigned single;
+    Sum terms;
+  };
+  std::vector<SumDep> sumDeps;
+  for (const Sum &sm : sums) {
+    std::map<int, unsigned> perComp;
+    for (auto [u, cf] : sm)
+      ++perComp[comp[u]];
+    if (perComp.size() == 1) {
+      // sum cf_u * p_u / q_u must vanish.
+      __int128 num = 0, den = 1;
+      for (auto [u, cf] : sm) {
+        num = num * q[u] + (__int128)cf * p[u] * den;
+        den *= q[u];
+        if (den > ((__int128)1 << 100) || num > ((__int128)1 << 100) ||
+            num < -((__int128)1 << 100))
+          return false;
+      }
+      if (num != 0)
+        return false;
+      continue;
+    }
+    std::optional<unsigned> single;
+    bool singleOpposite = false;
+    for (auto [u, cf] : sm) {
+      if (perComp[comp[u]] != 1)
+        continue;
+      bool opposite = true;
+      for (auto [v, cv] : sm)
+        if (v != u && (cv > 0) == (cf > 0))
+          opposite = false;
+      if (opposite && !singleOpposite) {
+        single = u;
+        singleOpposite = true;
+      }
+    }
+    if (!single)
+      return false;
+    dependent[comp[*single]] = true;
+    sumDeps.push_back({*single, sm});
+  }
   auto setT = [&](Comp &c, int64_t t) {
     if (c.zero)
       t = 0;
@@ -968,6 +1019,41 @@ bool ShapeProgram::solveRatios(const std::function<unsigned(DimKey)> &classOf,
       if (p[single] == 0 || (prodv * q[single]) % p[single])
         return false;
       int64_t t = (int64_t)(prodv * q[single] / p[single]);
+      if (t % dc.step || t < dc.tMin || t > dc.tOrig ||
+          (dc.pinned && *dc.pinned != t))
+        return false;
+      setT(dc, t);
+      progress = true;
+    }
+    for (const SumDep &sd : sumDeps) {
+      Comp &dc = comps[comp[sd.single]];
+      if (dc.t)
+        continue;
+      __int128 rest = 0;
+      int64_t cs = 0;
+      bool ready = true;
+      for (auto [u, cf] : sd.terms) {
+        if (u == sd.single) {
+          cs = cf;
+          continue;
+        }
+        auto v = value(u);
+        if (!v) {
+          ready = false;
+          break;
+        }
+        rest += (__int128)cf * *v;
+      }
+      if (!ready)
+        continue;
+      // cs * x_single + rest = 0, x_single = p/q * t.
+      if (rest % cs)
+        return false;
+      __int128 x = -rest / cs;
+      if (x < 0 || x > INT64_MAX || p[sd.single] == 0 ||
+          (x * q[sd.single]) % p[sd.single])
+        return false;
+      int64_t t = (int64_t)(x * q[sd.single] / p[sd.single]);
       if (t % dc.step || t < dc.tMin || t > dc.tOrig ||
           (dc.pinned && *dc.pinned != t))
         return false;

@@ -109,14 +109,24 @@ def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
     them swapped), rank-scale / multi-rank-scale (inconsistent scaling),
     early-grad-reduce (the data-parallel gradient reduction runs before the
     last micro-batch's gradient is added), grad-scale-mb (a micro-batch
-    scaling constant is wrong). `rank` chooses the rank (default: the first
-    rank that has a candidate op); `index` the candidate op in program order.
+    scaling constant is wrong), sp-missing-norm-grad-reduce (with sequence
+    parallelism, the tp all-reduce of a norm weight's gradient becomes a
+    copy), ep-double-reduce (expert gradients, already reduced over their
+    expert-data-parallel group, are reduced again over the dense
+    data-parallel group), zero-wrong-shard (a ZeRO-2 gradient reduce-scatter
+    runs along another dimension, its result viewed as the expected shard).
+    `rank` chooses the rank (default: the first rank that has a candidate
+    op); `layer` restricts candidates to the ops of one decoder layer (an op
+    belongs to the layer named by the first `lK.` tag or output after it);
+    `index` the candidate op in program order.
     Single-rank bugs split that rank out of its shared program first.
   }];
   let options = [
     Option<"bug", "bug", "std::string", "\"\"", "Bug class to inject">,
     Option<"rank", "rank", "int", "-1", "Rank to mutate (-1: first candidate)">,
     Option<"index", "index", "int", "0", "Which candidate op, in program order">,
+    Option<"layer", "layer", "int", "-1",
+           "Decoder layer whose ops are candidates (-1: any)">,
   ];
 }
 

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Clean generated plans over a grid of parallel configurations are proven.
+
+usage: grid.py TV_TRANSLATE TV_OPT INPUTS_DIR WORK_DIR
+
+For llama3 and deepseek-v3 every (dp, tp, pp) in {1, 2, 4}^3 is generated
+and verified. The micro-batch count takes {1, 2, 4} in a Latin square over (tp, pp) and the extra
+options through none, --sp, --zero 1, --zero 2 (and for deepseek ep = dp),
+so that each option meets every axis value. Depth is max(2, pp) layers.
+Any outcome but "proven" fails the test and names the configuration.
+"""
+import concurrent.futures as cf
+import itertools
+import os
+import subprocess
+import sys
+
+translate, opt, inputs, work = sys.argv[1:5]
+os.makedirs(work, exist_ok=True)
+
+EXTRAS = {
+    "llama": [[], ["--sp"], ["--zero", "1"], ["--zero", "2"]],
+    "deepseek": [[], ["--sp"], ["--zero", "1"], ["--zero", "2"], ["ep"],
+                 ["ep", "--sp", "--zero", "2"]],
+}
+
+jobs = []
+for model in ("llama", "deepseek"):
+    for i, (dp, tp, pp) in enumerate(itertools.product((1, 2, 4), repeat=3)):
+        # Latin square: every micro-batch count meets every pp and tp.
+        mb = (1, 2, 4)[(i + i // 3) % 3]
+        extra = list(EXTRAS[model][i % len(EXTRAS[model])])
+        par = f"dp={dp} tp={tp} pp={pp} mb={mb}"
+        if "ep" in extra:
+            extra.remove("ep")
+            par += f" ep={dp}"
+        jobs.append((model, par, extra, max(2, pp)))
+
+
+def run(job):
+    model, par, extra, layers = job
+    name = f"{model} {par} {' '.join(extra)}".strip()
+    out = os.path.join(work, name.replace(" ", "_").replace("=", "") + ".mlir")
+    gen = subprocess.run([translate, "--import-model-config",
+                          os.path.join(inputs, f"grid-{model}.json"),
+                          "--parallel", par, "--layers", str(layers), "--seq",
+                          "4", *extra, "-o", out],
+                         capture_output=True, text=True)
+    if gen.returncode:
+        return name, "generation failed: " + gen.stderr.strip()
+    ver = subprocess.run([opt, out, "--tv-verify-pipeline", "-o", os.devnull],
+                         capture_output=True, text=True)
+    os.remove(out)
+    last = (ver.stdout + ver.stderr).strip().splitlines()
+    last = last[-1] if last else ""
+    if ver.returncode or not last.startswith("tv-verify: proven"):
+        return name, last or f"exit {ver.returncode}"
+    return name, None
+
+
+failed = 0
+with cf.ThreadPoolExecutor(max_workers=2) as pool:
+    for name, err in pool.map(run, jobs):
+        if err:
+            failed += 1
+            print(f"FAILED {name}: {err}")
+        else:
+            print(f"proven {name}")
+print(f"grid: {len(jobs) - failed} of {len(jobs)} proven")
+sys.exit(1 if failed else 0)
