@@ -112,6 +112,12 @@ const OpCase kOps[] = {
     %e = tv.exp %b : tensor<2x1xf32>
     %r = tv.div %m, %e : tensor<2x3xf32>, tensor<2x1xf32> -> tensor<2x3xf32>
     tv.output "r", %r : tensor<2x3xf32>)"},
+  {"mul_grad", R"(%a = tv.input "a" : tensor<2x3xf32>
+    %b = tv.input "b" : tensor<2x3xf32>
+    %g = tv.input "g" : tensor<2x3xf32>
+    %da, %db = tv.mul_grad %a, %b, %g : tensor<2x3xf32>
+    tv.output "r", %da : tensor<2x3xf32>
+    tv.output "s", %db : tensor<2x3xf32>)"},
   {"scalars", R"(%a = tv.input "a" : tensor<4xf32>
     %b = tv.add_scalar %a, 0.5 : tensor<4xf32>
     %c = tv.sub_scalar %b, 0.25 : tensor<4xf32>
@@ -294,6 +300,16 @@ const VjpCase kVjps[] = {
     %d = tv.add %t3, %gf : tensor<5xf32>, tensor<5xf32> -> tensor<5xf32>
     tv.output "y", %y : tensor<5xf32>
     tv.output "d_x", %d : tensor<5xf32>)", "x"},
+  {"mul", R"(%a = tv.input "a" : tensor<2x3xf32>
+    %b = tv.input "b" : tensor<2x3xf32>
+    %dy = tv.input "dy" : tensor<2x3xf32>
+    %e = tv.exp %a : tensor<2x3xf32>
+    %y = tv.mul %e, %b : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+    %de, %db = tv.mul_grad %e, %b, %dy : tensor<2x3xf32>
+    %d = tv.exp_grad %a, %de : tensor<2x3xf32>
+    tv.output "y", %y : tensor<2x3xf32>
+    tv.output "d_a", %d : tensor<2x3xf32>
+    tv.output "d_b", %db : tensor<2x3xf32>)", "a,b"},
   {"relu", R"(%x = tv.input "x" : tensor<6xf32>
     %dy = tv.input "dy" : tensor<6xf32>
     %y = tv.relu %x : tensor<6xf32>

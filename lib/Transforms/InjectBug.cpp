@@ -134,13 +134,29 @@ void InjectBugPass::runOnOperation() {
   // Single-rank classes split the rank out of a shared program; the others
   // mutate the program as written, on every rank that runs it.
   bool fromEnd = false, singleRank = false;
+  // The end-of-step reductions: values that reach, through collectives
+  // only, an output that is a gradient (neither the loss nor an updated
+  // parameter).
+  auto isGradReduction = [](Value v) {
+    return reachesOutput(v, [](StringRef n) {
+      return n != "loss" && !n.ends_with(".new");
+    });
+  };
   if (b == "missing-allreduce" || b == "dropped-allreduce" ||
-      b == "allreduce-as-allgather" || b == "missing-bw-reduce") {
+      b == "allreduce-as-allgather") {
     pred = [](Operation *op) {
       auto ar = dyn_cast<AllReduceOp>(op);
       return ar && ar.getKind() == ReduceKind::sum;
     };
-    fromEnd = b == "missing-bw-reduce";
+  } else if (b == "missing-bw-reduce") {
+    // The last all-reduce of the micro-batch computation (a backward one),
+    // not an end-of-step gradient reduction.
+    pred = [=](Operation *op) {
+      auto ar = dyn_cast<AllReduceOp>(op);
+      return ar && ar.getKind() == ReduceKind::sum &&
+             !isGradReduction(ar.getResult());
+    };
+    fromEnd = true;
   } else if (b == "allgather-as-allreduce") {
     pred = [](Operation *op) { return isa<AllGatherOp>(op); };
   } else if (b == "wrong-pp-peer") {
@@ -173,12 +189,20 @@ void InjectBugPass::runOnOperation() {
     pred = [](Operation *op) { return isa<LinearOp, MatmulOp>(op); };
     singleRank = b == "rank-scale";
   } else if (b == "early-grad-reduce") {
-    pred = [](Operation *op) {
+    // A gradient reduction of an accumulated (summed) gradient.
+    pred = [=](Operation *op) {
       auto ar = dyn_cast<AllReduceOp>(op);
-      return ar && ar.getInput().getDefiningOp<AddOp>();
+      return ar && ar.getInput().getDefiningOp<AddOp>() &&
+             isGradReduction(ar.getResult());
     };
   } else if (b == "grad-scale-mb") {
-    pred = [](Operation *op) { return isa<ScaleOp>(op); };
+    // The scaling of the loss seed (1 / (dp * micro-batches)) or of an
+    // accumulated gradient.
+    pred = [=](Operation *op) {
+      auto sc = dyn_cast<ScaleOp>(op);
+      return sc && (sc.getInput().getDefiningOp<InputOp>() ||
+                    isGradReduction(sc.getResult()));
+    };
   } else if (b == "sp-missing-norm-grad-reduce") {
     pred = [](Operation *op) {
       auto ar = dyn_cast<AllReduceOp>(op);
@@ -327,7 +351,7 @@ void InjectBugPass::runOnOperation() {
       gi = 0;
     else if (llvm::is_contained({"tv.linear_grad", "tv.layernorm_grad",
                                  "tv.rmsnorm_grad", "tv.cross_entropy_grad",
-                                 "tv.combine_grad"},
+                                 "tv.combine_grad", "tv.mul_grad"},
                                 name))
       gi = 2;
     gi = std::min(gi, target->getNumOperands() - 1);

@@ -75,6 +75,12 @@ static llvm::cl::opt<int64_t> clMicroBatchSize(
                    "data-parallel rank (default 1)"),
     llvm::cl::init(1));
 
+static llvm::cl::opt<bool> clTracedNorm(
+    "traced-norm",
+    llvm::cl::desc("--import-model-config: emit RMSNorm forward as the ops "
+                   "PyTorch traces for Hugging Face's LlamaRMSNorm (pow, mean, "
+                   "add, rsqrt, mul), as nnScaler plans have it"),
+    llvm::cl::init(false));
 static llvm::cl::opt<bool> clSp(
     "sp",
     llvm::cl::desc("--import-model-config: Megatron-LM sequence parallelism "
@@ -301,6 +307,34 @@ public:
   Val mul(const Val &a, const Val &b, StringRef hint) {
     return binary("mul", a, b, hint);
   }
+  std::pair<Val, Val> mulGrad(const Val &a, const Val &b, const Val &g,
+                              StringRef ha, StringRef hb) {
+    Val da = fresh(ha, a.s), db = fresh(hb, b.s);
+    line(da.ref() + ", " + db.ref() + " = tv.mul_grad " + a.ref() + ", " +
+         b.ref() + ", " + g.ref() + attrs() + " : " + a.ty());
+    return {da, db};
+  }
+  Val unary(StringRef op, const Val &x, StringRef hint) {
+    return emit(hint, x.s,
+                "tv." + op.str() + " " + x.ref() + attrs() + " : " + x.ty());
+  }
+  Val scalarOp(StringRef op, const Val &x, double c, StringRef hint) {
+    return emit(hint, x.s,
+                "tv." + op.str() + " " + x.ref() + ", " + flt(c) + attrs() +
+                    " : " + x.ty());
+  }
+  Val meanKeep(const Val &x, int64_t dim, StringRef hint) {
+    Shape s = x.s;
+    s[dim] = 1;
+    return emit(hint, s,
+                "tv.mean " + x.ref() + " dims [" + std::to_string(dim) + "]" +
+                    attrs({"keepdim"}) + " : " + x.ty() + " -> " + tyOf(s));
+  }
+  Val binaryTo(StringRef op, const Val &a, const Val &b, StringRef hint) {
+    return emit(hint, a.s,
+                "tv." + op.str() + " " + a.ref() + ", " + b.ref() + attrs() +
+                    " : " + a.ty() + ", " + b.ty() + " -> " + a.ty());
+  }
   Val silu(const Val &x, StringRef hint) {
     return emit(hint, x.s, "tv.silu " + x.ref() + attrs() + " : " + x.ty());
   }
@@ -513,8 +547,8 @@ using Vals = std::map<std::string, Val>;
 class Gen {
 public:
   Gen(const ModelCfg &m, const ParCfg &p, int64_t layers, int64_t seq,
-      int64_t mbs)
-      : m(m), p(p), L(layers), S(seq), B(mbs) {
+      int64_t mbs, bool tracedNorm)
+      : m(m), p(p), L(layers), S(seq), B(mbs), tracedNorm(tracedNorm) {
     hd = m.H / m.nh;
     rep = m.nh / m.nkv;
   }
@@ -597,7 +631,22 @@ private:
   ModelCfg m;
   ParCfg p;
   int64_t L, S, B, hd, rep;
+  bool tracedNorm;
   static constexpr double kLr = 1e-3;
+
+  /// RMSNorm forward: one op, or (traced) the ops PyTorch records for
+  /// Hugging Face's LlamaRMSNorm: x * rsqrt(mean(x^2) + eps) * w.
+  Val norm(Prog &P, const Val &x, const Val &w, StringRef hint) {
+    if (!tracedNorm)
+      return P.rmsnorm(x, w, m.eps, hint);
+    int64_t last = x.s.size() - 1;
+    Val sq = P.scalarOp("pow", x, 2.0, (hint + "_sq").str());
+    Val var = P.meanKeep(sq, last, (hint + "_var").str());
+    Val ve = P.scalarOp("add_scalar", var, m.eps, (hint + "_var_eps").str());
+    Val r = P.unary("rsqrt", ve, (hint + "_rstd").str());
+    Val xr = P.binaryTo("mul", x, r, (hint + "_unit").str());
+    return P.binaryTo("mul", xr, w, hint);
+  }
 
   // State of the program being generated.
   bool inPlan = false;
@@ -742,7 +791,7 @@ Vals Gen::layerForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
   a["x"] = x;
   P.comment("layer " + std::to_string(k) + " forward" +
             (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
-  a["xn"] = P.rmsnorm(x, w.at("attention_norm"), m.eps, "xn");
+  a["xn"] = norm(P, x, w.at("attention_norm"), "xn");
   T(P, lname(k, "xn"), a["xn"], 0, RES_TP);
   Val xg = gatherSeq(P, d, a["xn"], "xn_full");
   a["xg"] = xg;
@@ -750,7 +799,7 @@ Vals Gen::layerForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
   Val ao = toResidual(P, d, &a["ao_part"], nullptr, "attn_out");
   a["h"] = P.add(x, ao, "h");
   T(P, lname(k, "h"), a["h"], 0, RES_TP);
-  a["hn"] = P.rmsnorm(a["h"], w.at("ffn_norm"), m.eps, "hn");
+  a["hn"] = norm(P, a["h"], w.at("ffn_norm"), "hn");
   T(P, lname(k, "hn"), a["hn"], 0, RES_TP);
   Val hg = gatherSeq(P, d, a["hn"], "hn_full");
   a["hg"] = hg;
@@ -794,7 +843,7 @@ void Gen::attnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
     Val q;
     if (m.qLora) {
       a["cq"] = P.linear(xg, w.at("q_a_proj"), "q_a");
-      a["cqn"] = P.rmsnorm(a["cq"], w.at("q_a_layernorm"), m.eps, "q_a_norm");
+      a["cqn"] = norm(P, a["cq"], w.at("q_a_layernorm"), "q_a_norm");
       T(P, lname(k, "q_a"), a["cqn"], 0, -1);
       q = P.linear(a["cqn"], w.at("q_b_proj"), "q");
     } else {
@@ -815,7 +864,7 @@ void Gen::attnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
                            {0, 2, 1, 3}, "k_pe");
     Val kRot = P.rotary(kPe4, cosV, sinV, "k_pe_rot");
     T(P, lname(k, "k_pe"), kRot, 0, -1);
-    a["cn"] = P.rmsnorm(a["c"], w.at("kv_a_layernorm"), m.eps, "kv_a_norm");
+    a["cn"] = norm(P, a["c"], w.at("kv_a_layernorm"), "kv_a_norm");
     T(P, lname(k, "kv_a"), a["cn"], 0, -1);
     Val kv = P.linear(a["cn"], w.at("kv_b_proj"), "kv");
     Val kv4 = P.transpose(
@@ -932,8 +981,8 @@ std::pair<Val, Val> Gen::ffnBackward(Prog &P, const Dims &d, const Vals &w,
                                   "d_" + n + "ffn_g", "d_" + n + "w2");
     T(P, lname(k, "d_" + n + "ffn_g"), dg, 0, 2);
     grad(P, lname(k, wn + "w2"), dw2, 1);
-    Val dsa = P.mul(dg, a[n + "b"], "d_" + n + "ffn_silu");
-    Val db = P.mul(dg, a[n + "sa"], "d_" + n + "ffn_b");
+    auto [dsa, db] = P.mulGrad(a[n + "sa"], a[n + "b"], dg,
+                               "d_" + n + "ffn_silu", "d_" + n + "ffn_b");
     T(P, lname(k, "d_" + n + "ffn_b"), db, 0, 2);
     Val da = P.siluGrad(a[n + "a"], dsa, "d_" + n + "ffn_a");
     T(P, lname(k, "d_" + n + "ffn_a"), da, 0, 2);
@@ -960,8 +1009,8 @@ std::pair<Val, Val> Gen::ffnBackward(Prog &P, const Dims &d, const Vals &w,
   Val dg = P.matmul(dyl, w.at("experts.w2"), false, false, "d_expert_g");
   Val dw2 = P.matmul(dyl, a["eg"], true, false, "d_experts_w2");
   grad(P, lname(k, "experts.w2"), dw2, 2, false, 0);
-  Val dsa = P.mul(dg, a["eb"], "d_expert_silu");
-  Val db = P.mul(dg, a["esa"], "d_expert_b");
+  auto [dsa, db] =
+      P.mulGrad(a["esa"], a["eb"], dg, "d_expert_silu", "d_expert_b");
   Val da = P.siluGrad(a["ea"], dsa, "d_expert_a");
   Val dx1 = P.matmul(da, w.at("experts.w1"), false, false, "d_expert_in_1");
   Val dw1 = P.matmul(da, a["xe"], true, false, "d_experts_w1");
@@ -1127,7 +1176,7 @@ Vals Gen::headForward(Prog &P, const Dims &d, const Val &normW,
   P.comment("final norm, LM head, loss" +
             (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
   h["x"] = x;
-  h["fn"] = P.rmsnorm(x, normW, m.eps, "final_xn");
+  h["fn"] = norm(P, x, normW, "final_xn");
   T(P, "final.xn", h["fn"], 0, RES_TP);
   h["fg"] = gatherSeq(P, d, h["fn"], "final_xn_full");
   Val lg = P.linear(h["fg"], outW, d.tp ? "logits_part" : "logits");
@@ -1738,7 +1787,7 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
   if (!err.empty())
     return fail(err);
 
-  Gen gen(mc, pc, layers, seq, mbs);
+  Gen gen(mc, pc, layers, seq, mbs, clTracedNorm);
   std::string text = gen.run();
   ParserConfig config(ctx);
   OwningOpRef<ModuleOp> module =

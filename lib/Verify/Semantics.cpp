@@ -213,6 +213,10 @@ std::optional<std::string> Eval<D>::run(Operation *op, ArrayRef<const T *> in,
           return d.mul(g, d.mul(s, d.sub(d.one(), s)));
         }));
       })
+      .Case([&](MulGradOp) {
+        out.push_back(zip(*in[2], *in[1], [&](V g, V b) { return d.mul(g, b); }));
+        out.push_back(zip(*in[2], *in[0], [&](V g, V a) { return d.mul(g, a); }));
+      })
       .Case([&](SiluGradOp) {
         out.push_back(zip(*in[0], *in[1], [&](V x, V g) {
           V s = d.sigmoid(x);

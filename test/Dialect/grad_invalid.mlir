@@ -51,6 +51,15 @@ tv.spec @s {
 tv.spec @s {
   %x = tv.input "x" : tensor<2x4xf32>
   %dy = tv.input "dy" : tensor<4x2xf32>
+  // expected-error @+1 {{'tv.mul_grad' op requires the same type for all operands and results}}
+  %0:2 = "tv.mul_grad"(%x, %x, %dy) : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<4x2xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>)
+}
+
+// -----
+
+tv.spec @s {
+  %x = tv.input "x" : tensor<2x4xf32>
+  %dy = tv.input "dy" : tensor<4x2xf32>
   // expected-error @+1 {{'tv.silu_grad' op requires the same type for all operands and results}}
   %0 = "tv.silu_grad"(%x, %dy) : (tensor<2x4xf32>, tensor<4x2xf32>) -> tensor<2x4xf32>
 }

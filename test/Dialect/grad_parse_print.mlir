@@ -17,6 +17,7 @@
 // CHECK:         tv.tanh_grad %[[X]], %[[DY]] {mb = 0 : i64} : tensor<2x4xf32>
 // CHECK:         tv.pow_grad %[[X]], %[[DY]] exponent 2.000000e+00 : tensor<2x4xf32>
 // CHECK:         tv.pow_grad %[[X]], %[[DY]] exponent -5.000000e-01 {mb = 0 : i64} : tensor<2x4xf32>
+// CHECK:         %{{.*}}, %{{.*}} = tv.mul_grad %[[X]], %[[X]], %[[DY]] : tensor<2x4xf32>
 tv.spec @unary_grads {
   %x = tv.input "x" : tensor<2x4xf32>
   %dy = tv.input "dy" : tensor<2x4xf32>
@@ -31,6 +32,7 @@ tv.spec @unary_grads {
   %8 = tv.tanh_grad %x, %dy {mb = 0} : tensor<2x4xf32>
   %9 = tv.pow_grad %x, %dy exponent 2.0 : tensor<2x4xf32>
   %10 = tv.pow_grad %x, %dy exponent -0.5 {mb = 0} : tensor<2x4xf32>
+  %11:2 = tv.mul_grad %x, %x, %dy : tensor<2x4xf32>
 }
 
 // CHECK-LABEL: tv.spec @softmax_grad {

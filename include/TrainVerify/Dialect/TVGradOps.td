@@ -29,6 +29,19 @@ def TV_GeluGradOp : TV_UnaryGradOp<"gelu", "gelu'(x)">;
 def TV_ReluGradOp : TV_UnaryGradOp<"relu", "(x > 0 ? 1 : 0)">;
 def TV_TanhGradOp : TV_UnaryGradOp<"tanh", "1 - tanh(x)^2">;
 
+def TV_MulGradOp : TV_ProgramOp<"mul_grad", [Pure, SameOperandsAndResultType]> {
+  let summary = "VJP of an elementwise product of same-shaped tensors";
+  let description = [{
+    With `y = lhs * rhs` (no broadcasting): `dlhs = grad * rhs`,
+    `drhs = grad * lhs` — PyTorch's `MulBackward0`, the backward op with two
+    outputs of one type (swapping them is bug class `bw-swapped-outputs`).
+  }];
+  let arguments = (ins TV_FloatTensor:$lhs, TV_FloatTensor:$rhs,
+                       TV_FloatTensor:$grad);
+  let results = (outs TV_FloatTensor:$dlhs, TV_FloatTensor:$drhs);
+  let assemblyFormat = "$lhs `,` $rhs `,` $grad attr-dict `:` type($lhs)";
+}
+
 def TV_PowGradOp : TV_ProgramOp<"pow_grad", [Pure, SameOperandsAndResultType]> {
   let summary = "VJP of pow: dy * c * x^(c-1)";
   let arguments = (ins TV_FloatTensor:$input, TV_FloatTensor:$grad,

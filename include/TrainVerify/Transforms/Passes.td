@@ -101,15 +101,16 @@ def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
     missing-allreduce (an all-reduce becomes a copy), dropped-allreduce (its
     consumers read a stale tensor: broken dataflow), allreduce-as-allgather,
     allgather-as-allreduce, missing-bw-reduce (the last all-reduce of the
-    program, a backward one, becomes a copy), wrong-pp-peer (a receive names
+    micro-batch computation, a backward one, not an end-of-step gradient
+    reduction, becomes a copy), wrong-pp-peer (a receive names
     another rank), rank-add-const / multi-rank-add-const (a forward add gets a
     different constant on one rank / on every rank of its program),
     rank-pow-exponent, bw-wrong-input (a backward op reads another gradient),
     bw-swapped-outputs (a backward op with two outputs of one type returns
     them swapped), rank-scale / multi-rank-scale (inconsistent scaling),
     early-grad-reduce (the data-parallel gradient reduction runs before the
-    last micro-batch's gradient is added), grad-scale-mb (a micro-batch
-    scaling constant is wrong), sp-missing-norm-grad-reduce (with sequence
+    last micro-batch's gradient is added), grad-scale-mb (the loss seed's
+    1/(dp x micro-batches) scaling, or a gradient's, is wrong), sp-missing-norm-grad-reduce (with sequence
     parallelism, the tp all-reduce of a norm weight's gradient becomes a
     copy), ep-double-reduce (expert gradients, already reduced over their
     expert-data-parallel group, are reduced again over the dense
