@@ -53,6 +53,36 @@ Box Box::full(ArrayRef<int64_t> shape) {
   return b;
 }
 
+/// Every intersecting pair (i, j), j < i, of `boxes`, ordered by (i, j).
+/// A sweep along dimension 0: linear for slices that partition a tensor
+/// along it (batch and micro-batch shards), quadratic only for boxes that
+/// share their dimension-0 range.
+static std::vector<std::pair<size_t, size_t>>
+overlappingPairs(ArrayRef<const Box *> boxes) {
+  std::vector<std::pair<size_t, size_t>> pairs;
+  std::vector<size_t> order(boxes.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  bool scalar = llvm::any_of(boxes, [](const Box *b) { return !b->rank(); });
+  if (!scalar)
+    llvm::stable_sort(order, [&](size_t a, size_t b) {
+      return boxes[a]->lower[0] < boxes[b]->lower[0];
+    });
+  std::vector<size_t> active;
+  for (size_t i : order) {
+    if (!scalar)
+      llvm::erase_if(active, [&](size_t a) {
+        return boxes[a]->upper[0] <= boxes[i]->lower[0];
+      });
+    for (size_t a : active)
+      if (boxes[i]->intersect(*boxes[a]))
+        pairs.push_back({std::max(a, i), std::min(a, i)});
+    active.push_back(i);
+  }
+  llvm::sort(pairs);
+  return pairs;
+}
+
 bool mlir::tv::tilesExactly(const Box &whole, ArrayRef<Box> parts,
                             std::string *why) {
   int64_t total = 0;
@@ -62,14 +92,17 @@ bool mlir::tv::tilesExactly(const Box &whole, ArrayRef<Box> parts,
         *why = "slice " + std::to_string(i) + " is outside the tensor";
       return false;
     }
-    for (size_t j = 0; j < i; ++j)
-      if (parts[i].intersect(parts[j])) {
-        if (why)
-          *why = "slices " + std::to_string(j) + " and " + std::to_string(i) +
-                 " overlap";
-        return false;
-      }
     total += parts[i].volume();
+  }
+  SmallVector<const Box *> ptrs;
+  for (const Box &b : parts)
+    ptrs.push_back(&b);
+  auto pairs = overlappingPairs(ptrs);
+  if (!pairs.empty()) {
+    if (why)
+      *why = "slices " + std::to_string(pairs[0].second) + " and " +
+             std::to_string(pairs[0].first) + " overlap";
+    return false;
   }
   if (total != whole.volume()) {
     if (why)
@@ -235,16 +268,18 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module) {
   // Slices of one tensor are disjoint; spec outputs are tiled exactly.
   for (auto &entry : slices) {
     auto &list = entry.second;
-    for (size_t i = 0; i < list.size(); ++i)
-      for (size_t j = 0; j < i; ++j)
-        if (list[i].first.intersect(list[j].first)) {
-          InFlightDiagnostic d = list[i].second->emitError()
-                                 << where(list[i].second) << "lineage slice of '" << entry.getKey()
-                                 << "' overlaps another; express replicas as "
-                                    "groups of one lineage";
-          d.attachNote(list[j].second->getLoc()) << "overlapping lineage";
-          ok = false;
-        }
+    SmallVector<const Box *> ptrs;
+    for (auto &p : list)
+      ptrs.push_back(&p.first);
+    for (auto [i, j] : overlappingPairs(ptrs)) {
+      InFlightDiagnostic d = list[i].second->emitError()
+                             << where(list[i].second) << "lineage slice of '"
+                             << entry.getKey()
+                             << "' overlaps another; express replicas as "
+                                "groups of one lineage";
+      d.attachNote(list[j].second->getLoc()) << "overlapping lineage";
+      ok = false;
+    }
   }
   if (!ok)
     return failure();

@@ -95,8 +95,8 @@ private:
   llvm::StringMap<SmallVector<LineageAttr>> lineages;
   std::vector<std::string> lineageOrder;
   llvm::StringMap<size_t> lineagePos; // position in lineageOrder
-  std::map<RankValue, PlanCut, RankValueLess> planCuts;
-  std::map<RankValue, size_t, RankValueLess> producer;
+  DenseMap<RankValue, PlanCut> planCuts;
+  DenseMap<RankValue, size_t> producer;
 };
 
 } // namespace
@@ -214,7 +214,7 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
   }
 
   // Plan cone, across ranks.
-  std::set<RankValue, RankValueLess> targets;
+  DenseSet<RankValue> targets;
   for (LineageAttr attr : lineages[target])
     for (auto &group : attr.getGroupRefs())
       for (PlanRefAttr ref : group) {
@@ -227,7 +227,9 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
           names.push_back(ref.getName().str());
       }
   SmallVector<RankValue> pwork(targets.begin(), targets.end());
-  std::set<RankValue, RankValueLess> pseen;
+  // Deterministic traversal order (DenseSet iterates by hash).
+  llvm::sort(pwork, RankValueLess());
+  DenseSet<RankValue> pseen;
   std::set<size_t> steps;
   while (!pwork.empty()) {
     RankValue rv = pwork.pop_back_val();
@@ -398,13 +400,16 @@ void Partitioner::emit(StageDraft &d, unsigned index) {
     Key k;
     k.prog = schedule->programOf.lookup(rank);
     k.ops.assign(ops.begin(), ops.end());
-    for (auto &[rv, cut] : d.planInputs)
-      if (rv.first == rank)
-        k.inputs.push_back({rv.second.getAsOpaquePointer(), cut.name});
-    for (auto &[rv, names] : d.planTargets)
-      if (rv.first == rank)
-        for (const std::string &name : names)
-          k.targets.push_back({rv.second.getAsOpaquePointer(), name});
+    // Both maps are ordered by rank first: visit this rank's entries only.
+    RankValue first{rank, Value()};
+    for (auto it = d.planInputs.lower_bound(first);
+         it != d.planInputs.end() && it->first.first == rank; ++it)
+      k.inputs.push_back({it->first.second.getAsOpaquePointer(),
+                          it->second.name});
+    for (auto it = d.planTargets.lower_bound(first);
+         it != d.planTargets.end() && it->first.first == rank; ++it)
+      for (const std::string &name : it->second)
+        k.targets.push_back({it->first.second.getAsOpaquePointer(), name});
     llvm::sort(k.inputs, [](auto &a, auto &b) { return a.second < b.second; });
     llvm::sort(k.targets, [](auto &a, auto &b) { return a.second < b.second; });
     auto [it, inserted] = groups.try_emplace(k);

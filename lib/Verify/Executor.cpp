@@ -63,8 +63,14 @@ FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan) {
       cur[r] = {prog.getBody().front().begin(), prog.getBody().front().end()};
       active[r] = true;
     }
-  using GroupKey = std::pair<std::vector<int64_t>, int64_t>; // group, seq
-  std::map<std::pair<int64_t, std::vector<int64_t>>, int64_t> seqOf;
+  // Groups are interned: every member of a collective gets the same group
+  // id from the first member that computes it, so a group is enumerated
+  // once per collective op, not once per member.
+  std::vector<std::vector<int64_t>> groups;
+  std::map<std::vector<int64_t>, unsigned> groupId;
+  DenseMap<std::pair<Operation *, int64_t>, unsigned> groupOf;
+  using GroupKey = std::pair<unsigned, int64_t>; // group id, seq
+  DenseMap<std::pair<int64_t, unsigned>, int64_t> seqOf;
   std::map<GroupKey, SmallVector<std::pair<int64_t, Operation *>>> pending;
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<Operation *>> mail;
 
@@ -114,25 +120,42 @@ FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan) {
           progress = true;
           continue;
         }
-        SmallVector<int64_t> g = collectiveGroup(op, r);
-        if (g.empty())
+        unsigned gid;
+        if (auto it = groupOf.find({op, r}); it != groupOf.end()) {
+          gid = it->second;
+        } else {
+          SmallVector<int64_t> g = collectiveGroup(op, r);
+          if (g.empty())
+            return op->emitError() << "collective on rank " << r
+                                   << " has no group containing the rank";
+          std::vector<int64_t> key(g.begin(), g.end());
+          auto [git, inserted] = groupId.try_emplace(key, groups.size());
+          if (inserted)
+            groups.push_back(std::move(key));
+          gid = git->second;
+          // The members running the same op share the group (axis groups
+          // and rank sets partition the mesh).
+          for (int64_t m : groups[gid])
+            groupOf.try_emplace({op, m}, gid);
+        }
+        const std::vector<int64_t> &group = groups[gid];
+        if (!llvm::is_contained(group, r))
           return op->emitError() << "collective on rank " << r
                                  << " has no group containing the rank";
-        std::vector<int64_t> group(g.begin(), g.end());
-        int64_t seq = seqOf[{r, group}];
-        auto &arrived = pending[{group, seq}];
+        int64_t seq = seqOf[{r, gid}];
+        auto &arrived = pending[{gid, seq}];
         arrived.push_back({r, op});
         c.waiting = true;
         if (arrived.size() < group.size())
           break;
         // Everyone is here: check they agree, then run it.
         PlanStep step{PlanStep::Collective, nullptr, -1, {}, -1, nullptr};
-        for (int64_t m : group) {
-          auto it = llvm::find_if(arrived, [&](auto &p) { return p.first == m; });
-          if (it == arrived.end())
+        llvm::sort(arrived, [](auto &a, auto &b) { return a.first < b.first; });
+        for (auto [i, m] : llvm::enumerate(group)) {
+          if (i >= arrived.size() || arrived[i].first != m)
             return op->emitError() << "collective group " << rankList(group)
                                    << " formed without rank " << m;
-          step.members.push_back(*it);
+          step.members.push_back(arrived[i]);
         }
         Operation *first = step.members.front().second;
         for (auto &[m, mop] : step.members) {
@@ -155,9 +178,9 @@ FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan) {
         for (auto &[m, mop] : step.members) {
           ++cur[m].pc;
           cur[m].waiting = false;
-          ++seqOf[{m, group}];
+          ++seqOf[{m, gid}];
         }
-        pending.erase({group, seq});
+        pending.erase({gid, seq});
         s.steps.push_back(std::move(step));
         progress = true;
       }
