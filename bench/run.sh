@@ -2,7 +2,8 @@
 # Generates each plan, verifies it under /usr/bin/time -v and appends the rows
 # to bench/RESULTS.md (plan, ranks, stages, memoized stages, phase times,
 # total, peak RSS, result), with machine, date and commit.
-# --quick: the demo, tiny generated plans and llama3-8b at 2 layers (< 5 min).
+# --quick: the demo, tiny generated plans, llama3-8b (2 and 32 layers, and a
+# bug-injected copy) and DeepSeek-V3 at 4 layers (< 5 min).
 # Without it: the issue's large plans too, each with a 15-minute limit.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -21,11 +22,21 @@ machine="$(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -m)"
   echo "| plan | ranks | stages | memoized | parse | canon. | partition | shape | verify | total | peak RSS MB | result |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >> "$out"
-row() { # name model parallel layers [timeout]
-  local name="$1" model="$2" par="$3" layers="$4" limit="${5:-900}"
+row() { # name model parallel layers [timeout] [extra generator args] [bug]
+  local name="$1" model="$2" par="$3" layers="$4" limit="${5:-900}" gen="${6:-}" bug="${7:-}"
   local extra=(); [ -n "$layers" ] && extra=(--layers "$layers")
+  # shellcheck disable=SC2206
+  [ -n "$gen" ] && extra+=($gen)
   if timeout "$limit" "$bin/tv-translate" --import-model-config "$root/examples/models/$model.json" \
        --parallel "$par" "${extra[@]}" -o "$tmp/p.mlir" 2> "$tmp/gen.log"; then
+    if [ -n "$bug" ]; then
+      # The same plan with one bug on one rank of one layer: must be rejected.
+      if ! "$bin/tv-opt" "$tmp/p.mlir" --tv-inject-bug="$bug" -o "$tmp/b.mlir" 2>> "$tmp/gen.log"; then
+        echo "| $name | - | - | - | - | - | - | - | - | - | - | bug injection failed: $(tail -1 "$tmp/gen.log") |" >> "$out"
+        return
+      fi
+      mv "$tmp/b.mlir" "$tmp/p.mlir"
+    fi
     "$root/bench/verify_one.sh" "$name" "$tmp/p.mlir" "$limit" >> "$out"
   else
     echo "| $name | - | - | - | - | - | - | - | - | - | - | generation failed or timed out |" >> "$out"
@@ -35,9 +46,14 @@ row() { # name model parallel layers [timeout]
 row "tiny-llama dp2 tp2 pp2 mb2" tiny-llama "dp=2 tp=2 pp=2 mb=2" ""
 row "llama3-8b dp2 tp2 pp2 mb2, 2 layers" llama3-8b "dp=2 tp=2 pp=2 mb=2" 2
 row "llama3-8b dp2 tp2 pp2 mb2, 32 layers" llama3-8b "dp=2 tp=2 pp=2 mb=2" ""
+row "llama3-8b dp2 tp2 pp2 mb2, 32 layers, bug rank-scale rank=6 layer=20" llama3-8b "dp=2 tp=2 pp=2 mb=2" "" 900 "" "bug=rank-scale rank=6 layer=20"
+row "tiny-deepseek dp4 tp2 pp2 mb2 ep2 sp zero2" tiny-deepseek "dp=4 tp=2 pp=2 mb=2 ep=2" "" 900 "--sp --zero 2"
+row "deepseek-v3-671b dp4 tp2 pp2 mb2 ep2 sp zero2, 4 layers" deepseek-v3-671b "dp=4 tp=2 pp=2 mb=2 ep=2" 4 900 "--sp --zero 2"
 if [ $quick = 0 ]; then
   row "llama3-8b dp512" llama3-8b "dp=512" ""
+  row "llama3-8b dp512, bug rank-scale rank=301 layer=17" llama3-8b "dp=512" "" 900 "" "bug=rank-scale rank=301 layer=17"
   row "llama3-70b dp16 tp8 pp4 mb32" llama3-70b "dp=16 tp=8 pp=4 mb=32" ""
   row "llama3-405b dp64 tp8 pp16 mb16" llama3-405b "dp=64 tp=8 pp=16 mb=16" ""
+  row "deepseek-v3-671b dp32 tp8 pp8 mb16 ep8" deepseek-v3-671b "dp=32 tp=8 pp=8 mb=16 ep=8" ""
 fi
 rm -rf "$tmp"

@@ -25,6 +25,11 @@ struct VerifyPipelineOptions
   Option<int> onlyStage{*this, "only-stage",
                         llvm::cl::desc("Verify only this stage"),
                         llvm::cl::init(-1)};
+  Option<bool> keepStages{
+      *this, "keep-stages",
+      llvm::cl::desc("Keep the proven stages in the output module (by "
+                     "default the output is the module without them)"),
+      llvm::cl::init(false)};
 };
 } // namespace
 
@@ -48,6 +53,7 @@ void mlir::tv::registerTVPipelines() {
         v.statsFile = o.statsFile;
         v.smtlibDir = o.smtlibDir;
         v.onlyStage = o.onlyStage;
+        v.dropStages = !o.keepStages;
         buildVerifyPipeline(pm, v);
       });
 }

@@ -75,6 +75,9 @@ def TVVerify : Pass<"tv-verify", "::mlir::ModuleOp"> {
            "Write each stage's solver query as SMT-LIB 2 into this directory">,
     Option<"onlyStage", "only-stage", "int", "-1",
            "Verify only the stage with this index">,
+    Option<"dropStages", "drop-stages", "bool", "false",
+           "Erase the proven stages (the verdict is the result); "
+           "--tv-verify-pipeline does unless keep-stages is set">,
   ];
 }
 
