@@ -963,9 +963,9 @@ bool ShapeProgram::solveRatios(const std::function<unsigned(DimKey)> &classOf,
       for (auto [v, cv] : sm)
         if (v != u && (cv > 0) == (cf > 0))
           opposite = false;
-      if (opposite && !singleOpposite) {
+      if (!single || (opposite && !singleOpposite)) {
         single = u;
-        singleOpposite = true;
+        singleOpposite = opposite;
       }
     }
     if (!single)
@@ -978,117 +978,156 @@ bool ShapeProgram::solveRatios(const std::function<unsigned(DimKey)> &classOf,
       t = 0;
     c.t = t;
   };
-  for (size_t ci = 0; ci < comps.size(); ++ci) {
-    Comp &c = comps[ci];
-    if (dependent[ci])
-      continue;
-    if (c.pinned)
-      setT(c, *c.pinned);
-    else
-      setT(c, std::min(c.tOrig, (c.tMin + c.step - 1) / c.step * c.step));
-  }
+  // Independent components take their smallest t, raised by `extra` steps
+  // when a size they determine (through a product or a sum) would fall
+  // below its lower bound; each attempt is checked in full at the end.
+  std::vector<int64_t> extra(comps.size(), 0);
+  // Outcome of one attempt: solved, impossible, or raise this component.
+  constexpr int64_t kSolved = -1, kFail = -2;
   auto value = [&](unsigned u) -> std::optional<int64_t> {
     const Comp &c = comps[comp[u]];
     if (!c.t)
       return std::nullopt;
     return (int64_t)((__int128)p[u] * *c.t / q[u]);
   };
-  bool progress = true;
-  while (progress) {
-    progress = false;
-    for (const Prod &pr : prods) {
-      bool lhsOne = pr.lhs.size() == 1;
-      unsigned single = lhsOne ? pr.lhs[0] : pr.rhs[0];
-      const SmallVector<unsigned> &many = lhsOne ? pr.rhs : pr.lhs;
-      __int128 prodv = 1;
-      bool ready = true;
-      for (unsigned f : many) {
-        auto v = value(f);
-        if (!v) {
-          ready = false;
-          break;
-        }
-        prodv *= *v;
-        if (prodv > INT64_MAX)
-          return false;
-      }
-      Comp &dc = comps[comp[single]];
-      if (!ready || dc.t)
+  // A free factor of a dependency to raise when the dependent is too small.
+  auto raise = [&](ArrayRef<unsigned> factors) -> int64_t {
+    for (unsigned f : factors) {
+      int ci = comp[f];
+      const Comp &c = comps[ci];
+      if (dependent[ci] || c.pinned || c.zero)
         continue;
-      // x_single = prodv = p/q * t
-      if (p[single] == 0 || (prodv * q[single]) % p[single])
-        return false;
-      int64_t t = (int64_t)(prodv * q[single] / p[single]);
-      if (t % dc.step || t < dc.tMin || t > dc.tOrig ||
-          (dc.pinned && *dc.pinned != t))
-        return false;
-      setT(dc, t);
-      progress = true;
+      int64_t next =
+          ((c.tMin + c.step - 1) / c.step + extra[ci] + 1) * c.step;
+      if (next <= c.tOrig)
+        return ci;
     }
-    for (const SumDep &sd : sumDeps) {
-      Comp &dc = comps[comp[sd.single]];
-      if (dc.t)
+    return kFail;
+  };
+  auto attempt = [&]() -> int64_t {
+    for (Comp &c : comps)
+      c.t.reset();
+    for (size_t ci = 0; ci < comps.size(); ++ci) {
+      Comp &c = comps[ci];
+      if (dependent[ci])
         continue;
-      __int128 rest = 0;
-      int64_t cs = 0;
-      bool ready = true;
-      for (auto [u, cf] : sd.terms) {
-        if (u == sd.single) {
-          cs = cf;
+      if (c.pinned)
+        setT(c, *c.pinned);
+      else
+        setT(c, std::min(c.tOrig, ((c.tMin + c.step - 1) / c.step + extra[ci]) *
+                                      c.step));
+    }
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      for (const Prod &pr : prods) {
+        bool lhsOne = pr.lhs.size() == 1;
+        unsigned single = lhsOne ? pr.lhs[0] : pr.rhs[0];
+        const SmallVector<unsigned> &many = lhsOne ? pr.rhs : pr.lhs;
+        __int128 prodv = 1;
+        bool ready = true;
+        for (unsigned f : many) {
+          auto v = value(f);
+          if (!v) {
+            ready = false;
+            break;
+          }
+          prodv *= *v;
+          if (prodv > INT64_MAX)
+            return kFail;
+        }
+        Comp &dc = comps[comp[single]];
+        if (!ready || dc.t)
           continue;
-        }
-        auto v = value(u);
-        if (!v) {
-          ready = false;
-          break;
-        }
-        rest += (__int128)cf * *v;
+        // x_single = prodv = p/q * t
+        if (p[single] == 0 || (prodv * q[single]) % p[single])
+          return raise(many);
+        int64_t t = (int64_t)(prodv * q[single] / p[single]);
+        if (t % dc.step || t < dc.tMin)
+          return raise(many);
+        if (t > dc.tOrig || (dc.pinned && *dc.pinned != t))
+          return kFail;
+        setT(dc, t);
+        progress = true;
       }
-      if (!ready)
+      for (const SumDep &sd : sumDeps) {
+        Comp &dc = comps[comp[sd.single]];
+        if (dc.t)
+          continue;
+        __int128 rest = 0;
+        int64_t cs = 0;
+        bool ready = true;
+        SmallVector<unsigned> others;
+        for (auto [u, cf] : sd.terms) {
+          if (u == sd.single) {
+            cs = cf;
+            continue;
+          }
+          others.push_back(u);
+          auto v = value(u);
+          if (!v) {
+            ready = false;
+            break;
+          }
+          rest += (__int128)cf * *v;
+        }
+        if (!ready)
+          continue;
+        // cs * x_single + rest = 0, x_single = p/q * t.
+        if (rest % cs)
+          return raise(others);
+        __int128 x = -rest / cs;
+        if (x < 0 || x > INT64_MAX || p[sd.single] == 0)
+          return kFail;
+        if ((x * q[sd.single]) % p[sd.single])
+          return raise(others);
+        int64_t t = (int64_t)(x * q[sd.single] / p[sd.single]);
+        if (t % dc.step || t < dc.tMin)
+          return raise(others);
+        if (t > dc.tOrig || (dc.pinned && *dc.pinned != t))
+          return kFail;
+        setT(dc, t);
+        progress = true;
+      }
+    }
+    for (size_t u = 0; u < n; ++u) {
+      auto v = value(u);
+      if (!v || (__int128)p[u] * *comps[comp[u]].t % q[u] || *v < lowOf[u] ||
+          *v > origOf[u])
+        return kFail;
+      solution[u] = *v;
+    }
+    // Every constraint holds (products included).
+    for (const Constraint &c : constraints) {
+      if (c.isProduct) {
+        __int128 l = 1, r = 1;
+        for (DimKey k : c.plhs)
+          l *= solution[classOf(k)];
+        for (DimKey k : c.prhs)
+          r *= solution[classOf(k)];
+        if (l != r)
+          return kFail;
         continue;
-      // cs * x_single + rest = 0, x_single = p/q * t.
-      if (rest % cs)
-        return false;
-      __int128 x = -rest / cs;
-      if (x < 0 || x > INT64_MAX || p[sd.single] == 0 ||
-          (x * q[sd.single]) % p[sd.single])
-        return false;
-      int64_t t = (int64_t)(x * q[sd.single] / p[sd.single]);
-      if (t % dc.step || t < dc.tMin || t > dc.tOrig ||
-          (dc.pinned && *dc.pinned != t))
-        return false;
-      setT(dc, t);
-      progress = true;
-    }
-  }
-  for (size_t u = 0; u < n; ++u) {
-    auto v = value(u);
-    if (!v || (__int128)p[u] * *comps[comp[u]].t % q[u] || *v < lowOf[u] ||
-        *v > origOf[u])
-      return false;
-    solution[u] = *v;
-  }
-  // Every constraint holds (products included).
-  for (const Constraint &c : constraints) {
-    if (c.isProduct) {
-      __int128 l = 1, r = 1;
-      for (DimKey k : c.plhs)
-        l *= solution[classOf(k)];
-      for (DimKey k : c.prhs)
-        r *= solution[classOf(k)];
+      }
+      __int128 l = 0, r = 0;
+      for (const LinearTerm &t : c.lhs)
+        l += (__int128)t.coeff * solution[classOf(t.dim)];
+      for (const LinearTerm &t : c.rhs)
+        r += (__int128)t.coeff * solution[classOf(t.dim)];
       if (l != r)
-        return false;
-      continue;
+        return kFail;
     }
-    __int128 l = 0, r = 0;
-    for (const LinearTerm &t : c.lhs)
-      l += (__int128)t.coeff * solution[classOf(t.dim)];
-    for (const LinearTerm &t : c.rhs)
-      r += (__int128)t.coeff * solution[classOf(t.dim)];
-    if (l != r)
+    return kSolved;
+  };
+  for (int tries = 0; tries < 64; ++tries) {
+    int64_t r = attempt();
+    if (r == kSolved)
+      return true;
+    if (r == kFail)
       return false;
+    ++extra[r];
   }
-  return true;
+  return false;
 }
 
 LogicalResult mlir::tv::reduceStageShapes(StageOp stage, unsigned timeoutMs) {
