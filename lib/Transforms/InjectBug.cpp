@@ -101,7 +101,8 @@ struct InjectBugPass : public tv::impl::TVInjectBugBase<InjectBugPass> {
     if (layer >= 0)
       layers = layersOf(prog);
     for (Operation &op : prog.getBody().front())
-      if (pred(&op) && (layer < 0 || layers.lookup(&op) == layer))
+      if (pred(&op) &&
+          (layer < 0 || (layers.count(&op) && layers.lookup(&op) == layer)))
         hits.push_back(&op);
     if (fromEnd)
       std::reverse(hits.begin(), hits.end());
@@ -144,17 +145,30 @@ void InjectBugPass::runOnOperation() {
   };
   if (b == "missing-allreduce" || b == "dropped-allreduce" ||
       b == "allreduce-as-allgather") {
-    pred = [](Operation *op) {
+    bool needsRank = b == "allreduce-as-allgather"; // gathers along dim 0
+    pred = [needsRank](Operation *op) {
       auto ar = dyn_cast<AllReduceOp>(op);
-      return ar && ar.getKind() == ReduceKind::sum;
+      return ar && ar.getKind() == ReduceKind::sum &&
+             (!needsRank ||
+              cast<RankedTensorType>(ar.getType()).getRank() > 0);
     };
   } else if (b == "missing-bw-reduce") {
+    // Plans that mark their micro-batch ops: only those are candidates.
+    bool planHasMb = plan
+                         .walk([](Operation *op) {
+                           return op->hasAttr("mb") ? WalkResult::interrupt()
+                                                    : WalkResult::advance();
+                         })
+                         .wasInterrupted();
     // The last all-reduce of the micro-batch computation (a backward one),
     // not an end-of-step gradient reduction.
     pred = [=](Operation *op) {
       auto ar = dyn_cast<AllReduceOp>(op);
       return ar && ar.getKind() == ReduceKind::sum &&
-             !isGradReduction(ar.getResult());
+             !isGradReduction(ar.getResult()) &&
+             (ar->hasAttr("mb") || !planHasMb) &&
+             !reachesOutput(ar.getResult(),
+                            [](StringRef n) { return n == "loss"; });
     };
     fromEnd = true;
   } else if (b == "allgather-as-allreduce") {
@@ -192,8 +206,15 @@ void InjectBugPass::runOnOperation() {
     // A gradient reduction of an accumulated (summed) gradient.
     pred = [=](Operation *op) {
       auto ar = dyn_cast<AllReduceOp>(op);
-      return ar && ar.getInput().getDefiningOp<AddOp>() &&
-             isGradReduction(ar.getResult());
+      if (!ar || !ar.getInput().getDefiningOp<AddOp>() ||
+          !isGradReduction(ar.getResult()))
+        return false;
+      // The data-parallel reduction, not sequence parallelism's tp one.
+      if (std::optional<ArrayAttr> axes = ar.getAxes())
+        for (Attribute a : *axes)
+          if (cast<StringAttr>(a).getValue() == "tp")
+            return false;
+      return true;
     };
   } else if (b == "grad-scale-mb") {
     // The scaling of the loss seed (1 / (dp * micro-batches)) or of an
@@ -319,6 +340,10 @@ void InjectBugPass::runOnOperation() {
     for (int64_t r = 0; r < n && wrong < 0; ++r)
       if (r != right && r != chosenRank)
         wrong = r;
+    if (wrong < 0) {
+      recv.emitError() << "wrong-pp-peer needs a third rank on the mesh";
+      return signalPassFailure();
+    }
     recv->removeAttr("peer_axis");
     recv->removeAttr("peer_offset");
     recv->setAttr("peer", bld.getI64IntegerAttr(wrong));
@@ -435,7 +460,12 @@ void InjectBugPass::runOnOperation() {
     auto rs = cast<ReduceScatterOp>(target);
     auto inTy = cast<RankedTensorType>(rs.getInput().getType());
     auto outTy = cast<RankedTensorType>(rs.getType());
-    int64_t dim = rs.getDim(), n = inTy.getDimSize(dim) / outTy.getDimSize(dim);
+    int64_t dim = rs.getDim();
+    if (outTy.getDimSize(dim) == 0) {
+      rs.emitError() << "zero-wrong-shard: empty shard";
+      return signalPassFailure();
+    }
+    int64_t n = inTy.getDimSize(dim) / outTy.getDimSize(dim);
     int64_t wrong = -1;
     for (int64_t i = 1; i < inTy.getRank() && wrong < 0; ++i) {
       int64_t d = (dim + i) % inTy.getRank();

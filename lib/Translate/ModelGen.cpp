@@ -1596,6 +1596,11 @@ LogicalResult parseModel(const json::Object &o, ModelCfg &c,
     return failure();
   }
   if (o.get("dim")) {
+    if (c.deepseek) {
+      err = "a DeepSeek config needs Hugging Face keys (hidden_size, ...), "
+            "not Meta's params.json keys (dim, ...)";
+      return failure();
+    }
     // Meta's params.json.
     int64_t multipleOf = 256;
     double mult = 1.0;
@@ -1779,6 +1784,14 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
                                Twine(mc.I));
   check(mc.V % pc.tp == 0,
         "tp=" + Twine(pc.tp) + " does not divide vocab_size " + Twine(mc.V));
+  // Sizes the verifier accepts, checked before anything is built.
+  check((__int128)pc.dp * pc.tp * pc.pp <= (1 << 20),
+        "dp*tp*pp = " + Twine((int64_t)std::min<__int128>(
+                            (__int128)pc.dp * pc.tp * pc.pp, INT64_MAX)) +
+            " ranks exceed the mesh limit of 2^20");
+  check((__int128)pc.dp * pc.mb * mbs * seq <= ((__int128)1 << 40),
+        "dp*mb*micro-batch-size*seq exceeds 2^40 tokens");
+  check(clEp >= 0, "--ep must be positive");
   check(layers >= pc.pp, "pp=" + Twine(pc.pp) +
                              " exceeds the number of layers " + Twine(layers));
   check(!pc.sp || seq % pc.tp == 0,
