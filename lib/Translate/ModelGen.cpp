@@ -330,11 +330,6 @@ public:
                 "tv.mean " + x.ref() + " dims [" + std::to_string(dim) + "]" +
                     attrs({"keepdim"}) + " : " + x.ty() + " -> " + tyOf(s));
   }
-  Val binaryTo(StringRef op, const Val &a, const Val &b, StringRef hint) {
-    return emit(hint, a.s,
-                "tv." + op.str() + " " + a.ref() + ", " + b.ref() + attrs() +
-                    " : " + a.ty() + ", " + b.ty() + " -> " + a.ty());
-  }
   Val silu(const Val &x, StringRef hint) {
     return emit(hint, x.s, "tv.silu " + x.ref() + attrs() + " : " + x.ty());
   }
@@ -644,8 +639,8 @@ private:
     Val var = P.meanKeep(sq, last, (hint + "_var").str());
     Val ve = P.scalarOp("add_scalar", var, m.eps, (hint + "_var_eps").str());
     Val r = P.unary("rsqrt", ve, (hint + "_rstd").str());
-    Val xr = P.binaryTo("mul", x, r, (hint + "_unit").str());
-    return P.binaryTo("mul", xr, w, hint);
+    Val xr = P.mul(x, r, (hint + "_unit").str());
+    return P.mul(xr, w, hint);
   }
 
   // State of the program being generated.
