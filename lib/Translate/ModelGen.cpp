@@ -944,26 +944,31 @@ Val Gen::layerBackward(Prog &P, const Dims &d, const Vals &w, int64_t k,
                        Vals &a, const Val &dout) {
   P.comment("layer " + std::to_string(k) + " backward" +
             (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
-  Val dfo = gatherSeq(P, d, dout, "d_ffn_out");
-  auto [fPart, fFull] = ffnBackward(P, d, w, k, a, dfo);
-  Val dhn = toResidual(P, d, fPart.n.empty() ? nullptr : &fPart,
-                       fFull.n.empty() ? nullptr : &fFull, "d_hn");
-  T(P, lname(k, "d_hn"), dhn, 0, RES_TP);
-  auto [dhx, dffn] = P.rmsnormGrad(a["h"], w.at("ffn_norm"), dhn, m.eps,
-                                   "d_h_norm", "d_ffn_norm");
-  grad(P, lname(k, "ffn_norm"), dffn, -1, /*seqPartial=*/true);
-  Val dh = P.add(dout, dhx, "d_h");
-  T(P, lname(k, "d_h"), dh, 0, RES_TP);
-  Val dao = gatherSeq(P, d, dh, "d_attn_out");
-  auto [aPart, aFull] = attnBackward(P, d, w, k, a, dao);
-  Val dxn = toResidual(P, d, aPart.n.empty() ? nullptr : &aPart,
-                       aFull.n.empty() ? nullptr : &aFull, "d_xn");
-  T(P, lname(k, "d_xn"), dxn, 0, RES_TP);
-  auto [dxx, dan] = P.rmsnormGrad(a["x"], w.at("attention_norm"), dxn, m.eps,
-                                  "d_x_norm", "d_attention_norm");
-  grad(P, lname(k, "attention_norm"), dan, -1, /*seqPartial=*/true);
-  Val dx = P.add(dh, dxx, "d_x");
-  T(P, lname(k, "d_x"), dx, 0, RES_TP);
+  // Each residual block backward: gather the incoming gradient, run the
+  // block's backward, reduce its input gradient into the residual layout,
+  // back through the block's norm, and add to the residual gradient.
+  auto block = [&](const Val &dIn, StringRef gatherHint, auto backwardFn,
+                   StringRef dnName, StringRef normIn, StringRef normW,
+                   StringRef hx, StringRef hw, StringRef outName) {
+    auto [part, full] = backwardFn(gatherSeq(P, d, dIn, gatherHint));
+    Val dn = toResidual(P, d, part.n.empty() ? nullptr : &part,
+                        full.n.empty() ? nullptr : &full, dnName);
+    T(P, lname(k, dnName), dn, 0, RES_TP);
+    auto [dxn, dwn] =
+        P.rmsnormGrad(a[normIn.str()], w.at(normW.str()), dn, m.eps, hx, hw);
+    grad(P, lname(k, normW), dwn, -1, /*seqPartial=*/true);
+    Val r = P.add(dIn, dxn, outName);
+    T(P, lname(k, outName), r, 0, RES_TP);
+    return r;
+  };
+  Val dh = block(
+      dout, "d_ffn_out",
+      [&](const Val &g) { return ffnBackward(P, d, w, k, a, g); }, "d_hn",
+      "h", "ffn_norm", "d_h_norm", "d_ffn_norm", "d_h");
+  Val dx = block(
+      dh, "d_attn_out",
+      [&](const Val &g) { return attnBackward(P, d, w, k, a, g); }, "d_xn",
+      "x", "attention_norm", "d_x_norm", "d_attention_norm", "d_x");
   return dx;
 }
 

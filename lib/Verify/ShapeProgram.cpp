@@ -1004,6 +1004,21 @@ bool ShapeProgram::solveRatios(const std::function<unsigned(DimKey)> &classOf,
     }
     return kFail;
   };
+  // Gives the component of `single` the t at which its size is `x`; on
+  // failure, the attempt's outcome (raise one of `factors`, or give up).
+  auto settle = [&](unsigned single, __int128 x,
+                    ArrayRef<unsigned> factors) -> std::optional<int64_t> {
+    Comp &dc = comps[comp[single]];
+    if ((x * q[single]) % p[single])
+      return raise(factors);
+    int64_t t = (int64_t)(x * q[single] / p[single]);
+    if (t % dc.step || t < dc.tMin)
+      return raise(factors);
+    if (t > dc.tOrig || (dc.pinned && *dc.pinned != t))
+      return kFail;
+    setT(dc, t);
+    return std::nullopt;
+  };
   auto attempt = [&]() -> int64_t {
     for (Comp &c : comps)
       c.t.reset();
@@ -1040,14 +1055,10 @@ bool ShapeProgram::solveRatios(const std::function<unsigned(DimKey)> &classOf,
         if (!ready || dc.t)
           continue;
         // x_single = prodv = p/q * t
-        if (p[single] == 0 || (prodv * q[single]) % p[single])
+        if (p[single] == 0)
           return raise(many);
-        int64_t t = (int64_t)(prodv * q[single] / p[single]);
-        if (t % dc.step || t < dc.tMin)
-          return raise(many);
-        if (t > dc.tOrig || (dc.pinned && *dc.pinned != t))
-          return kFail;
-        setT(dc, t);
+        if (std::optional<int64_t> r = settle(single, prodv, many))
+          return *r;
         progress = true;
       }
       for (const SumDep &sd : sumDeps) {
@@ -1079,14 +1090,8 @@ bool ShapeProgram::solveRatios(const std::function<unsigned(DimKey)> &classOf,
         __int128 x = -rest / cs;
         if (x < 0 || x > INT64_MAX || p[sd.single] == 0)
           return kFail;
-        if ((x * q[sd.single]) % p[sd.single])
-          return raise(others);
-        int64_t t = (int64_t)(x * q[sd.single] / p[sd.single]);
-        if (t % dc.step || t < dc.tMin)
-          return raise(others);
-        if (t > dc.tOrig || (dc.pinned && *dc.pinned != t))
-          return kFail;
-        setT(dc, t);
+        if (std::optional<int64_t> r = settle(sd.single, x, others))
+          return *r;
         progress = true;
       }
     }
