@@ -9,4 +9,4 @@ plan="${1:-$root/examples/dp2_pp2_tp2.mlir}"
 [ -f "$plan" ] || plan="$root/examples/tp_mlp_forward.mlir"
 echo "tv: verifying $plan"
 exec "$root/build/bin/tv-opt" "$plan" \
-  --tv-stage-partition --tv-shape-reduce --tv-verify -o /dev/null
+  --tv-verify-pipeline -o /dev/null

@@ -39,9 +39,13 @@ static SmallVector<int64_t> groupOf(Operation *op, ArrayAttr axes,
   MeshOp mesh = enclosingMesh(op);
   if (!mesh || !axes)
     return {};
+  // A stage folded along an axis keeps coordinate 0 only: along that axis
+  // the group is the rank alone (see PlanOp's `folded`).
+  ArrayAttr folded = op->getParentOfType<PlanOp>().getFoldedAttr();
   SmallVector<StringRef> names;
   for (Attribute a : axes)
-    names.push_back(cast<StringAttr>(a).getValue());
+    if (!folded || !llvm::is_contained(folded, a))
+      names.push_back(cast<StringAttr>(a).getValue());
   return mesh.getAxisGroup(rank, names);
 }
 

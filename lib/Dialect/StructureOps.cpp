@@ -145,6 +145,20 @@ LogicalResult PlanOp::verifyRegions() {
   if ((int64_t)getMicroBatches() < 1)
     return emitOpError() << "needs at least one micro-batch, got "
                          << getMicroBatches();
+  if (ArrayAttr folded = getFoldedAttr()) {
+    if (!(*this)->getParentOfType<StageOp>())
+      return emitOpError() << "can be folded only inside a tv.stage";
+    llvm::SmallDenseSet<int64_t> seen;
+    for (Attribute a : folded) {
+      StringRef axis = cast<StringAttr>(a).getValue();
+      int64_t idx = mesh.getAxisIndex(axis);
+      if (idx < 0)
+        return emitOpError() << "folded axis '" << axis
+                             << "' is not an axis of mesh " << getMeshAttr();
+      if (!seen.insert(idx).second)
+        return emitOpError() << "folded axis '" << axis << "' is repeated";
+    }
+  }
   int64_t numRanks = mesh.getNumRanks();
   std::vector<Operation *> owner(numRanks, nullptr);
   for (Operation &op : getBody().front()) {

@@ -25,6 +25,11 @@ struct VerifyPipelineOptions
   Option<int> onlyStage{*this, "only-stage",
                         llvm::cl::desc("Verify only this stage"),
                         llvm::cl::init(-1)};
+  Option<bool> fold{
+      *this, "fold",
+      llvm::cl::desc("Fold stages along symmetric mesh axes "
+                     "(--tv-fold-symmetry) before shape reduction"),
+      llvm::cl::init(true)};
   Option<bool> keepStages{
       *this, "keep-stages",
       llvm::cl::desc("Keep the proven stages in the output module (by "
@@ -34,9 +39,11 @@ struct VerifyPipelineOptions
 } // namespace
 
 void mlir::tv::buildVerifyPipeline(OpPassManager &pm,
-                                   const TVVerifyOptions &options) {
+                                   const TVVerifyOptions &options, bool fold) {
   pm.addPass(createTVSSACanonicalize());
   pm.addPass(createTVStagePartition());
+  if (fold)
+    pm.addPass(createTVFoldSymmetry());
   pm.addPass(createTVShapeReduce());
   pm.addPass(createTVVerify(options));
 }
@@ -54,6 +61,6 @@ void mlir::tv::registerTVPipelines() {
         v.smtlibDir = o.smtlibDir;
         v.onlyStage = o.onlyStage;
         v.dropStages = !o.keepStages;
-        buildVerifyPipeline(pm, v);
+        buildVerifyPipeline(pm, v, o.fold);
       });
 }

@@ -382,7 +382,8 @@ void Partitioner::emit(StageDraft &d, unsigned index) {
   // of the same program.
   auto newPlan = PlanOp::create(b, plan.getLoc(), b.getStringAttr("plan"),
                                 plan.getMeshAttr(),
-                                plan.getMicroBatchesAttr());
+                                plan.getMicroBatchesAttr(),
+                                /*folded=*/ArrayAttr());
   Block *planBody = new Block();
   newPlan.getBody().push_back(planBody);
   struct Key {

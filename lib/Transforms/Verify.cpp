@@ -30,6 +30,28 @@ struct VerifyPass : public tv::impl::TVVerifyBase<VerifyPass> {
 };
 } // namespace
 
+/// Stages folded by --tv-fold-symmetry and the coordinates they stand for
+/// beyond their own.
+static std::pair<size_t, size_t> foldedStages(ModuleOp module) {
+  size_t stages = 0, coordinates = 0;
+  for (StageOp s : module.getOps<StageOp>()) {
+    PlanOp plan = s.getPlan();
+    ArrayAttr folded = plan ? plan.getFoldedAttr() : ArrayAttr();
+    MeshOp mesh = plan ? plan.getMeshOp() : MeshOp();
+    if (!folded || folded.empty() || !mesh)
+      continue;
+    int64_t k = 1;
+    for (Attribute a : folded) {
+      int64_t idx = mesh.getAxisIndex(cast<StringAttr>(a).getValue());
+      if (idx >= 0)
+        k *= mesh.getSizes()[idx];
+    }
+    ++stages;
+    coordinates += k - 1;
+  }
+  return {stages, coordinates};
+}
+
 void VerifyPass::writeStats(StringRef result, size_t stages, size_t proven,
                             size_t failed, size_t unknown, size_t byNorm,
                             size_t bySolver, size_t memoHits,
@@ -37,6 +59,7 @@ void VerifyPass::writeStats(StringRef result, size_t stages, size_t proven,
   if (statsFile.empty())
     return;
   ModuleOp module = getOperation();
+  std::pair<size_t, size_t> folded = foldedStages(module);
   double total = std::chrono::duration<double>(
                      std::chrono::steady_clock::now() - toolStartTime())
                      .count();
@@ -49,9 +72,12 @@ void VerifyPass::writeStats(StringRef result, size_t stages, size_t proven,
       {"stages_by_normalization", (int64_t)byNorm},
       {"stages_by_solver", (int64_t)bySolver},
       {"stages_memoized", (int64_t)memoHits},
+      {"stages_folded", (int64_t)folded.first},
+      {"coordinates_discharged", (int64_t)folded.second},
       {"t_parse_s", phaseSeconds(module, "parse")},
       {"t_canonicalize_s", phaseSeconds(module, "canonicalize")},
       {"t_partition_s", phaseSeconds(module, "partition")},
+      {"t_fold_s", phaseSeconds(module, "fold")},
       {"t_shape_reduce_s", phaseSeconds(module, "shape_reduce")},
       {"t_verify_s", verifySecs},
       {"t_total_s", total},
@@ -204,8 +230,10 @@ void VerifyPass::runOnOperation() {
     return signalPassFailure();
   }
   llvm::errs() << "tv-verify: proven (" << n << " stages: " << byNorm
-               << " by normalization, " << bySolver << " by solver; "
-               << llvm::format("%.2f", secs) << " s)\n";
+               << " by normalization, " << bySolver << " by solver; ";
+  if (size_t f = foldedStages(module).first)
+    llvm::errs() << f << " folded by symmetry; ";
+  llvm::errs() << llvm::format("%.2f", secs) << " s)\n";
   writeStats("proven", n, proven, 0, 0, byNorm, bySolver, memoHits, secs);
   if (dropStages) {
     // Printing thousands of proven stages would cost more than proving

@@ -416,6 +416,16 @@ bool replay(StageOp stage, const PlanSchedule &schedule,
   if (inputs.size() > 12)
     in += " ...";
   result.details.push_back(in);
+  if (ArrayAttr folded = stage.getPlan().getFoldedAttr()) {
+    std::string axes;
+    for (auto [k, a] : llvm::enumerate(folded))
+      axes += (k ? ", '" : "'") + cast<StringAttr>(a).getValue().str() + "'";
+    result.details.push_back(
+        "the stage is folded along " + axes +
+        " (--tv-fold-symmetry): the ranks along it run this program on "
+        "translated data, so the failure shown at coordinate 0 occurs at "
+        "every coordinate");
+  }
   return true;
 }
 

@@ -48,13 +48,20 @@ def TV_PlanOp : TV_Op<"plan", [SingleBlock, NoTerminator,
     them. `micro_batches` records the number of micro-batches the step is cut
     into (the programs are unrolled over them; ops may carry `mb` for
     diagnostics).
+
+    `folded` (only in a `tv.stage`) lists mesh axes the stage was folded
+    along by `--tv-fold-symmetry`: the plan keeps the ranks at coordinate 0 of
+    those axes, and a collective's group along a folded axis is the rank
+    alone. The proof of the folded stage implies the stage's claim for every
+    coordinate of the axis (docs/symmetry.md).
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, FlatSymbolRefAttr:$mesh,
-                       I64Attr:$micro_batches);
+                       I64Attr:$micro_batches,
+                       OptionalAttr<StrArrayAttr>:$folded);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $sym_name `mesh` $mesh `micro_batches` $micro_batches attr-dict-with-keyword
-    $body
+    $sym_name `mesh` $mesh `micro_batches` $micro_batches
+    (`folded` $folded^)? attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{

@@ -16,7 +16,8 @@ namespace mlir::tv {
 #include "TrainVerify/Transforms/Passes.h.inc"
 
 /// The whole verification: canonicalize, partition, reduce, verify.
-void buildVerifyPipeline(OpPassManager &pm, const TVVerifyOptions &options);
+void buildVerifyPipeline(OpPassManager &pm, const TVVerifyOptions &options,
+                         bool fold = true);
 /// Registers --tv-verify-pipeline.
 void registerTVPipelines();
 

@@ -39,6 +39,38 @@ def TVStagePartition : Pass<"tv-stage-partition", "::mlir::ModuleOp"> {
   }];
 }
 
+def TVFoldSymmetry : Pass<"tv-fold-symmetry", "::mlir::ModuleOp"> {
+  let summary = "Proves each stage once per symmetric mesh axis, not once per "
+                "coordinate";
+  let description = [{
+    Per stage and mesh axis, folds the stage to coordinate 0 of the axis when
+    that is sound: ranks along the axis run the same program, the lineages of
+    every coordinate are those of coordinate 0 translated by one block of a
+    factored spec dimension, and a dataflow analysis of both programs shows
+    each value is replicated, blockwise (block c computed from block c by the
+    same function) or a plain sum over the blocks that reaches the outputs
+    through linear ops only, matched by a sum all-reduce along the axis in the
+    plan. The folded stage keeps the ranks of coordinate 0, their lineages and
+    block 0 of the spec; its plan is marked `folded`. A stage where one rank
+    runs a different program (a single-rank bug) is not folded. See
+    docs/symmetry.md.
+  }];
+  let options = [
+    ListOption<"axes", "axes", "std::string",
+               "Mesh axes to fold along, in order (default: every axis in "
+               "mesh order)">,
+    Option<"explain", "explain", "bool", "false",
+           "Emit a remark for each stage and axis that is not folded, saying "
+           "why">,
+  ];
+  let statistics = [
+    Statistic<"numFolded", "stages-folded",
+              "Stages folded along at least one axis">,
+    Statistic<"numCoordinates", "coordinates-discharged",
+              "Coordinates proven by symmetry instead of on their own">,
+  ];
+}
+
 def TVShapeReduce : Pass<"tv-shape-reduce", "::mlir::ModuleOp"> {
   let summary = "Shrinks each stage's tensor shapes, keeping its structure";
   let description = [{

@@ -1,0 +1,30 @@
+//===- Symmetry.h - folding a stage along a symmetric mesh axis -*- C++ -*-===//
+//
+// A stage whose ranks along a mesh axis run the same program on translated
+// slices of the spec (data-parallel replicas, tensor-parallel shards of a
+// column-parallel linear, ...) is proven once, at coordinate 0 of the axis,
+// instead of once per coordinate. The fold is taken only when a dataflow
+// analysis of both programs and a check of the lineages show that the proof
+// at coordinate 0 implies the claim at every coordinate; docs/symmetry.md
+// gives the argument.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRAINVERIFY_VERIFY_SYMMETRY_H
+#define TRAINVERIFY_VERIFY_SYMMETRY_H
+
+#include "TrainVerify/Dialect/TVOps.h"
+
+#include <string>
+
+namespace mlir::tv {
+
+/// Folds `stage` along mesh axis `axis` when that is sound: keeps the ranks at
+/// coordinate 0 of the axis, their lineages, and the spec restricted to the
+/// block of coordinate 0; marks the plan `folded`. Returns true if the stage
+/// was folded; otherwise leaves it untouched and says why in `whyNot`.
+bool foldStageAlongAxis(StageOp stage, llvm::StringRef axis,
+                        std::string *whyNot = nullptr);
+
+} // namespace mlir::tv
+
+#endif

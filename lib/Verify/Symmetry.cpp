@@ -1,0 +1,800 @@
+//===- Symmetry.cpp - folding a stage along a symmetric mesh axis ---------===//
+//
+// Let A be a mesh axis of size n. The stage is folded along A when
+//  (1) ranks differing only in their A coordinate run the same rank program,
+//      and every A-orbit of ranks is complete;
+//  (2) the lineages of coordinate c are those of coordinate 0 translated: a
+//      spec tensor is either factored along one dimension d into n equal
+//      blocks (coordinate c holds boxes inside block c, at the same offsets
+//      as coordinate 0 inside block 0) or not factored (identical boxes);
+//  (3) in the spec, every value is Rep (no factored input reaches it), Par(d)
+//      (block c of it is f(block c of the inputs), the same f for all c) or
+//      Red (a plain sum over c of f(block c)), and Red values reach the
+//      outputs through linear ops only;
+//  (4) in the plan, the only communication along A is a sum all-reduce of a
+//      per-rank value (Red), Red values reach the outputs through linear
+//      ops only, and a spec output is Red exactly where its plan tensors are.
+// Then the claim at coordinate c is the claim at coordinate 0 with the
+// inputs of block c renamed (Par, Rep), and a Red claim sum_c f(X_c) ==
+// sum_c P(X_c) for all X holds iff f == P (take all X_c equal), which is the
+// claim at coordinate 0 of the folded stage. docs/symmetry.md has the details.
+//
+//===----------------------------------------------------------------------===//
+#include "TrainVerify/Verify/Symmetry.h"
+#include "TrainVerify/Verify/Semantics.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::tv;
+
+namespace {
+
+struct Fact {
+  enum Kind : uint8_t { Rep, Par, Red, Bad } kind = Rep;
+  int dim = -1;
+  static Fact rep() { return {Rep, -1}; }
+  static Fact par(int d) { return {Par, d}; }
+  static Fact red() { return {Red, -1}; }
+  static Fact bad() { return {Bad, -1}; }
+  bool isPar(int d) const { return kind == Par && dim == d; }
+  bool operator==(const Fact &o) const { return kind == o.kind && dim == o.dim; }
+};
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+int rankOf(Value v) { return (int)shapeOf(v).size(); }
+
+class Folder {
+public:
+  Folder(StageOp stage, MeshOp mesh, int64_t axisIdx)
+      : stage(stage), mesh(mesh), axisIdx(axisIdx) {
+    n = mesh.getSizes()[axisIdx];
+    stride = 1;
+    for (int64_t i = axisIdx + 1; i < (int64_t)mesh.getSizes().size(); ++i)
+      stride *= mesh.getSizes()[i];
+    axisName = cast<StringAttr>(mesh.getAxes()[axisIdx]).getValue();
+  }
+
+  bool analyze(std::string &why);
+  void rewrite();
+
+private:
+  int64_t coordOf(int64_t r) const { return (r / stride) % n; }
+  int64_t rank0(int64_t r) const { return r - coordOf(r) * stride; }
+
+  bool checkRanks(std::string &why);
+  bool checkLineages(std::string &why);
+  bool analyzeSpec(std::string &why);
+  bool analyzePlan(std::string &why);
+
+  Fact specRule(Operation *op, unsigned result, std::string &why);
+  Fact elementwise(Operation *op, std::string &why);
+  static bool linearOfRed(Operation *op);
+  bool groupCrossesAxis(Operation *op);
+
+  StageOp stage;
+  MeshOp mesh;
+  int64_t axisIdx, n, stride;
+  StringRef axisName;
+
+  DenseMap<int64_t, RankProgramOp> programOf;
+  /// Factored dimension of each spec tensor named by a lineage (-1: none).
+  llvm::StringMap<int> factored;
+  DenseMap<Value, Fact> facts;
+  /// Spec tensors with a Red value.
+  llvm::StringSet<> specRed;
+  /// Plan values that are Red, per program: (program, name) -> Red?
+  std::map<std::pair<Operation *, std::string>, bool> planRed;
+};
+
+//===----------------------------------------------------------------------===//
+// Ranks and lineages
+//===----------------------------------------------------------------------===//
+
+bool Folder::checkRanks(std::string &why) {
+  for (auto prog : stage.getPlan().getBody().front().getOps<RankProgramOp>())
+    for (int64_t r : prog.getRanks())
+      programOf[r] = prog;
+  DenseMap<int64_t, int64_t> orbit;
+  for (auto [r, prog] : programOf) {
+    auto it = programOf.find(rank0(r));
+    if (it == programOf.end() || it->second != prog) {
+      why = "rank " + std::to_string(r) + " does not run the program of rank " +
+            std::to_string(rank0(r));
+      return false;
+    }
+    ++orbit[rank0(r)];
+  }
+  for (auto [r0, count] : orbit)
+    if (count != n) {
+      why = "only " + std::to_string(count) + " of the " + std::to_string(n) +
+            " coordinates of rank " + std::to_string(r0) + " take part";
+      return false;
+    }
+  return true;
+}
+
+bool Folder::checkLineages(std::string &why) {
+  // Full extents of the spec tensors: the spec's type when it holds the
+  // tensor, else the largest upper bound a lineage gives.
+  llvm::StringMap<SmallVector<int64_t>> full;
+  for (Operation &op : stage.getSpec().getBody().front()) {
+    if (auto in = dyn_cast<InputOp>(op))
+      full[in.getName()] = SmallVector<int64_t>(shapeOf(in.getResult()));
+    else if (auto out = dyn_cast<OutputOp>(op))
+      full[out.getName()] = SmallVector<int64_t>(shapeOf(out.getValue()));
+    else if (auto tag = dyn_cast<TagOp>(op))
+      full[tag.getName()] = SmallVector<int64_t>(shapeOf(tag.getValue()));
+  }
+  struct Sub {
+    LineageAttr l;
+    bool guarantee;
+    int64_t coord;
+    SmallVector<unsigned> groups;
+  };
+  std::vector<Sub> subs;
+  for (bool guarantee : {false, true}) {
+    ArrayAttr list = guarantee ? stage.getGuarantees() : stage.getAssumes();
+    for (Attribute a : list) {
+      auto l = cast<LineageAttr>(a);
+      auto groups = l.getGroupRefs();
+      std::map<int64_t, unsigned> subOf;
+      for (auto [gi, g] : llvm::enumerate(groups)) {
+        if (g.empty())
+          continue;
+        int64_t c = coordOf(g.front().getRank());
+        for (PlanRefAttr ref : g)
+          if (coordOf(ref.getRank()) != c) {
+            why = "a lineage group of '" + l.getSpec().getValue().str() +
+                  "' sums tensors of different '" + axisName.str() +
+                  "' coordinates";
+            return false;
+          }
+        auto [it, inserted] = subOf.try_emplace(c, subs.size());
+        if (inserted)
+          subs.push_back({l, guarantee, c, {}});
+        subs[it->second].groups.push_back(gi);
+      }
+    }
+  }
+  // Virtual extents for tensors the spec does not hold.
+  llvm::StringSet<> held;
+  for (Operation &op : stage.getSpec().getBody().front())
+    if (auto in = dyn_cast<InputOp>(op))
+      held.insert(in.getName());
+    else if (auto out = dyn_cast<OutputOp>(op))
+      held.insert(out.getName());
+    else if (auto tag = dyn_cast<TagOp>(op))
+      held.insert(tag.getName());
+  for (const Sub &s : subs) {
+    StringRef t = s.l.getSpec().getValue();
+    if (held.contains(t))
+      continue;
+    auto &ext = full[t];
+    if (ext.empty())
+      ext.assign(s.l.getRank(), 0);
+    if (ext.size() != s.l.getRank()) {
+      why = "lineages of '" + t.str() + "' disagree on its rank";
+      return false;
+    }
+    for (unsigned d = 0; d < s.l.getRank(); ++d)
+      ext[d] = std::max(ext[d], s.l.getUpper()[d]);
+  }
+  // The factored dimension of each tensor: every box of coordinate c lies in
+  // block c along it.
+  for (auto &entry : full) {
+    StringRef t = entry.getKey();
+    ArrayRef<int64_t> ext = entry.getValue();
+    int found = -1;
+    for (int d = 0; d < (int)ext.size() && found < 0; ++d) {
+      if (ext[d] % n != 0)
+        continue;
+      int64_t b = ext[d] / n;
+      bool inside = true, any = false;
+      for (const Sub &s : subs) {
+        if (s.l.getSpec().getValue() != t)
+          continue;
+        any = true;
+        if (s.l.getRank() != ext.size()) {
+          inside = false;
+          break;
+        }
+        if (s.l.getLower()[d] < s.coord * b ||
+            s.l.getUpper()[d] > (s.coord + 1) * b) {
+          inside = false;
+          break;
+        }
+      }
+      if (inside && any)
+        found = d;
+    }
+    factored[t] = found;
+  }
+  // Coordinate c's lineages, translated to block 0 and to the ranks of
+  // coordinate 0, must be coordinate 0's.
+  std::vector<std::vector<std::string>> keys(n);
+  for (const Sub &s : subs) {
+    StringRef t = s.l.getSpec().getValue();
+    int d = factored.lookup(t);
+    std::string key;
+    llvm::raw_string_ostream os(key);
+    os << (s.guarantee ? "G " : "A ") << t << "[";
+    for (unsigned i = 0; i < s.l.getRank(); ++i) {
+      int64_t shift = (int)i == d ? s.coord * (full[t][i] / n) : 0;
+      os << s.l.getLower()[i] - shift << ":" << s.l.getUpper()[i] - shift
+         << ",";
+    }
+    os << "]";
+    auto groups = s.l.getGroupRefs();
+    std::vector<std::string> gs;
+    for (unsigned gi : s.groups) {
+      std::vector<std::string> refs;
+      for (PlanRefAttr ref : groups[gi])
+        refs.push_back(ref.getName().str() + "@" +
+                       std::to_string(rank0(ref.getRank())));
+      llvm::sort(refs);
+      std::string g;
+      for (auto &r : refs)
+        g += r + "+";
+      gs.push_back(std::move(g));
+    }
+    llvm::sort(gs);
+    for (auto &g : gs)
+      os << "(" << g << ")";
+    keys[s.coord].push_back(std::move(key));
+  }
+  for (auto &k : keys)
+    llvm::sort(k);
+  for (int64_t c = 1; c < n; ++c)
+    if (keys[c] != keys[0]) {
+      why = "the lineages of '" + axisName.str() + "' coordinate " +
+            std::to_string(c) + " are not those of coordinate 0 translated";
+      return false;
+    }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Spec dataflow
+//===----------------------------------------------------------------------===//
+
+bool Folder::linearOfRed(Operation *op) {
+  return isa<AddOp, SubOp, ScaleOp, NegOp, CopyOp, ReshapeOp, TransposeOp>(op);
+}
+
+/// Ops applied elementwise (numpy broadcasting): block c of the result is the
+/// op of block c of the factored operands; a replicated operand must be
+/// broadcast along the factored dimension (else block c would read its own
+/// rows of it, and f would depend on c).
+Fact Folder::elementwise(Operation *op, std::string &why) {
+  int R = rankOf(op->getResult(0));
+  int D = -1;
+  for (Value v : op->getOperands()) {
+    Fact f = facts.lookup(v);
+    if (f.kind == Fact::Par) {
+      int d = f.dim + (R - rankOf(v));
+      if (D >= 0 && D != d) {
+        why = "operands factored along different dimensions";
+        return Fact::bad();
+      }
+      D = d;
+    }
+  }
+  if (D < 0)
+    return Fact::rep();
+  for (Value v : op->getOperands()) {
+    Fact f = facts.lookup(v);
+    if (f.kind != Fact::Rep)
+      continue;
+    int j = D - (R - rankOf(v));
+    if (j >= 0 && shapeOf(v)[j] != 1) {
+      why = "a replicated operand spans the factored dimension";
+      return Fact::bad();
+    }
+  }
+  return Fact::par(D);
+}
+
+Fact Folder::specRule(Operation *op, unsigned result, std::string &why) {
+  auto f = [&](unsigned i) { return facts.lookup(op->getOperand(i)); };
+  bool anyRed = false, anyPar = false;
+  for (Value v : op->getOperands()) {
+    Fact x = facts.lookup(v);
+    anyRed |= x.kind == Fact::Red;
+    anyPar |= x.kind == Fact::Par;
+  }
+  if (anyRed) {
+    bool allRed = llvm::all_of(op->getOperands(), [&](Value v) {
+      return facts.lookup(v).kind == Fact::Red;
+    });
+    if (linearOfRed(op) && allRed)
+      return Fact::red();
+    why = "a sum over the axis feeds a non-linear use";
+    return Fact::bad();
+  }
+  if (!anyPar)
+    return Fact::rep();
+  auto bad = [&](const char *w) {
+    why = w;
+    return Fact::bad();
+  };
+  return TypeSwitch<Operation *, Fact>(op)
+      .Case<AddOp, SubOp, MulOp, DivOp, AddScalarOp, SubScalarOp,
+            RSubScalarOp, DivScalarOp, ScaleOp, PowOp, NegOp, ExpOp, LogOp,
+            SqrtOp, RsqrtOp, SigmoidOp, SiluOp, GeluOp, ReluOp, TanhOp, CopyOp,
+            ExpGradOp, LogGradOp, SqrtGradOp, RsqrtGradOp, SigmoidGradOp,
+            SiluGradOp, GeluGradOp, ReluGradOp, TanhGradOp, MulGradOp,
+            PowGradOp, BroadcastOp, SGDOp, AdamOp>(
+          [&](Operation *o) { return elementwise(o, why); })
+      .Case<SoftmaxOp, SoftmaxGradOp, TopKGateOp, TopKGateGradOp>(
+          [&](Operation *o) {
+            Fact e = elementwise(o, why);
+            int64_t dim = isa<TopKGateOp, TopKGateGradOp>(o)
+                              ? rankOf(o->getResult(0)) - 1
+                              : cast<IntegerAttr>(o->getAttr("dim")).getInt();
+            if (e.kind == Fact::Par && e.dim == dim)
+              return bad("normalizes along the factored dimension");
+            return e;
+          })
+      .Case([&](MatmulOp o) {
+        Value a = o->getOperand(0), b = o->getOperand(1);
+        int na = rankOf(a), nb = rankOf(b);
+        bool tl = o.getTransposeLhs(), tr = o.getTransposeRhs();
+        int am = tl ? na - 1 : na - 2, ak = tl ? na - 2 : na - 1;
+        int bk = tr ? nb - 1 : nb - 2, bn = tr ? nb - 2 : nb - 1;
+        Fact fa = f(0), fb = f(1);
+        if (fa.kind == Fact::Par && fa.dim < na - 2)
+          return (nb == na ? fb.isPar(fa.dim) : fb.kind == Fact::Rep)
+                     ? Fact::par(fa.dim)
+                     : bad("batch dimension factored on one side only");
+        if (fa.isPar(am) && fb.kind == Fact::Rep)
+          return Fact::par(na - 2);
+        if (fa.kind == Fact::Rep && fb.isPar(bn))
+          return Fact::par(na - 1);
+        if (fa.isPar(ak) && fb.isPar(bk))
+          return Fact::red();
+        return bad("matmul factored inconsistently");
+      })
+      .Case([&](LinearOp o) {
+        int nx = rankOf(o.getOperand(0));
+        Fact fx = f(0), fw = f(1);
+        Fact fb = o.getBias() ? facts.lookup(o.getBias()) : Fact::rep();
+        if (fx.kind == Fact::Par && fx.dim < nx - 1 && fw.kind == Fact::Rep &&
+            fb.kind == Fact::Rep)
+          return Fact::par(fx.dim);
+        if (fx.kind == Fact::Rep && fw.isPar(0) &&
+            (!o.getBias() || fb.isPar(0)))
+          return Fact::par(nx - 1);
+        if (fx.isPar(nx - 1) && fw.isPar(1) && !o.getBias())
+          return Fact::red();
+        return bad("linear factored inconsistently");
+      })
+      .Case([&](LinearGradOp o) {
+        int nx = rankOf(o->getOperand(0));
+        Fact fx = f(0), fw = f(1), fg = f(2);
+        Fact dx, dw;
+        if (fx.kind == Fact::Par && fx.dim < nx - 1 && fg.isPar(fx.dim) &&
+            fw.kind == Fact::Rep)
+          dx = Fact::par(fx.dim), dw = Fact::red();
+        else if (fx.kind == Fact::Rep && fg.isPar(nx - 1) && fw.isPar(0))
+          dx = Fact::red(), dw = Fact::par(0);
+        else if (fx.isPar(nx - 1) && fg.kind == Fact::Rep && fw.isPar(1))
+          dx = Fact::par(nx - 1), dw = Fact::par(1);
+        else
+          return bad("linear_grad factored inconsistently");
+        return result == 0 ? dx : dw;
+      })
+      .Case<SumOp, MeanOp, MaxOp>([&](Operation *o) {
+        auto dims = cast<DenseI64ArrayAttr>(o->getAttr("dims")).asArrayRef();
+        bool keep = o->hasAttr("keepdim");
+        int d = f(0).dim;
+        if (llvm::is_contained(dims, (int64_t)d))
+          return isa<SumOp>(o) ? Fact::red()
+                               : bad("mean or max along the factored dimension");
+        int j = d;
+        if (!keep)
+          for (int64_t r : dims)
+            j -= r < d;
+        return Fact::par(j);
+      })
+      .Case([&](MeanGradOp o) {
+        int j = f(0).dim, d = 0;
+        for (int r = 0, k = 0; r < rankOf(o.getResult()); ++r) {
+          bool reduced = llvm::is_contained(o.getDims(), (int64_t)r);
+          if (!reduced || o.getKeepdim()) {
+            if (k == j)
+              d = r;
+            ++k;
+          }
+        }
+        if (llvm::is_contained(o.getDims(), (int64_t)d))
+          return bad("mean along the factored dimension");
+        return Fact::par(d);
+      })
+      .Case([&](MaxGradOp o) {
+        Fact fx = f(0), fg = f(1);
+        if (fx.kind != Fact::Par ||
+            llvm::is_contained(o.getDims(), (int64_t)fx.dim))
+          return bad("max along the factored dimension");
+        int j = fx.dim;
+        if (!o.getKeepdim())
+          for (int64_t r : o.getDims())
+            j -= r < fx.dim;
+        return fg.isPar(j) ? Fact::par(fx.dim)
+                           : bad("max_grad factored inconsistently");
+      })
+      .Case<LayerNormOp, RMSNormOp, LayerNormGradOp, RMSNormGradOp>(
+          [&](Operation *o) {
+            Value x = o->getOperand(0);
+            int nx = rankOf(x), D = f(0).dim;
+            if (f(0).kind != Fact::Par || D == nx - 1)
+              return bad("normalizes along the factored dimension");
+            for (Value v : o->getOperands()) {
+              Fact fv = facts.lookup(v);
+              if (rankOf(v) == nx ? !fv.isPar(D) : fv.kind != Fact::Rep)
+                return bad("norm factored inconsistently");
+            }
+            return rankOf(o->getResult(result)) == nx ? Fact::par(D)
+                                                      : Fact::red();
+          })
+      .Case<RotaryOp, RotaryGradOp>([&](Operation *o) {
+        int nx = rankOf(o->getOperand(0));
+        Fact fx = f(0), fc = f(1), fs = f(2);
+        if (fx.kind == Fact::Par && fx.dim < nx - 2 && fc.kind == Fact::Rep &&
+            fs.kind == Fact::Rep)
+          return Fact::par(fx.dim);
+        if (fx.isPar(nx - 2) && fc.isPar(0) && fs.isPar(0))
+          return Fact::par(nx - 2);
+        return bad("rotary factored inconsistently");
+      })
+      .Case([&](EmbeddingOp o) {
+        if (o.getVocabOffset())
+          return bad("vocabulary-parallel embedding");
+        Fact fi = f(0), ft = f(1);
+        if (fi.kind == Fact::Par && ft.kind == Fact::Rep)
+          return Fact::par(fi.dim);
+        if (fi.kind == Fact::Rep && ft.isPar(1))
+          return Fact::par(rankOf(o->getOperand(0)));
+        return bad("embedding factored inconsistently");
+      })
+      .Case([&](EmbeddingGradOp o) {
+        if (o.getVocabOffset())
+          return bad("vocabulary-parallel embedding");
+        Fact fi = f(0), fg = f(1);
+        if (fi.kind == Fact::Par && fg.isPar(fi.dim))
+          return Fact::red();
+        if (fi.kind == Fact::Rep && fg.isPar(rankOf(o->getOperand(1)) - 1))
+          return Fact::par(1);
+        return bad("embedding_grad factored inconsistently");
+      })
+      .Case<ApplyMaskOp, ApplyMaskGradOp>([&](Operation *o) {
+        Fact fx = f(0);
+        if (fx.kind == Fact::Par && fx.dim < rankOf(o->getOperand(0)) - 2 &&
+            f(1).kind == Fact::Rep)
+          return Fact::par(fx.dim);
+        return bad("mask along the factored dimension");
+      })
+      .Case([&](ReshapeOp o) {
+        // Block c of the input is a set of flattened positions; the output
+        // is factored along k iff that set is block c of dimension k: equal
+        // products before the factored dimensions (the total then fixes the
+        // products after them).
+        ArrayRef<int64_t> in = shapeOf(o->getOperand(0)),
+                          out = shapeOf(o.getResult());
+        int d = f(0).dim;
+        int64_t pre = 1;
+        for (int i = 0; i < d; ++i)
+          pre *= in[i];
+        int64_t opre = 1;
+        for (int k = 0; k < (int)out.size(); ++k) {
+          if (opre == pre && out[k] % n == 0)
+            return Fact::par(k);
+          opre *= out[k];
+        }
+        return bad("reshape splits the factored blocks");
+      })
+      .Case([&](TransposeOp o) {
+        for (auto [i, p] : llvm::enumerate(o.getPerm()))
+          if (p == f(0).dim)
+            return Fact::par(i);
+        return bad("bad permutation");
+      })
+      .Case<SliceOp, SliceGradOp>([&](Operation *o) {
+        Value small = isa<SliceGradOp>(o) ? o->getOperand(0) : o->getResult(0);
+        Value big = isa<SliceGradOp>(o) ? o->getResult(0) : o->getOperand(0);
+        int d = f(0).dim;
+        auto start = cast<DenseI64ArrayAttr>(o->getAttr("start")).asArrayRef();
+        if (start[d] != 0 || shapeOf(small)[d] != shapeOf(big)[d])
+          return bad("slice along the factored dimension");
+        return Fact::par(d);
+      })
+      .Case([&](ConcatOp o) {
+        int d = f(0).dim;
+        if (d == o.getDim())
+          return bad("concat along the factored dimension");
+        for (Value v : o.getInputs())
+          if (!facts.lookup(v).isPar(d))
+            return bad("concat factored inconsistently");
+        return Fact::par(d);
+      })
+      .Case([&](DispatchOp) {
+        Fact ft = f(0), fg = f(1);
+        if (ft.isPar(0) && fg.isPar(0))
+          return Fact::par(1);
+        if (ft.isPar(1) && fg.kind == Fact::Rep)
+          return Fact::par(2);
+        return bad("dispatch factored inconsistently");
+      })
+      .Case<CombineOp, DispatchGradOp>([&](Operation *) {
+        Fact fe = f(0), fg = f(1);
+        if (fe.isPar(1) && fg.isPar(0))
+          return Fact::par(0);
+        if (fe.isPar(2) && fg.kind == Fact::Rep)
+          return Fact::par(1);
+        return bad("combine factored inconsistently");
+      })
+      .Case([&](CombineGradOp) {
+        if (f(0).isPar(1) && f(1).isPar(0) && f(2).isPar(0))
+          return result == 0 ? Fact::par(1) : Fact::par(0);
+        return bad("combine_grad factored inconsistently");
+      })
+      .Default([&](Operation *) {
+        return bad("no symmetry rule for the op (cross-entropy, causal mask, "
+                   "or an op whose value depends on the axis' extent)");
+      });
+}
+
+bool Folder::analyzeSpec(std::string &why) {
+  for (Operation &op : stage.getSpec().getBody().front()) {
+    if (auto in = dyn_cast<InputOp>(op)) {
+      auto it = factored.find(in.getName());
+      int d = it == factored.end() ? -1 : it->second;
+      facts[in.getResult()] = d >= 0 ? Fact::par(d) : Fact::rep();
+      continue;
+    }
+    if (isa<OutputOp, TagOp>(op)) {
+      StringRef name = cast<StringAttr>(op.getAttr("name")).getValue();
+      Fact fv = facts.lookup(op.getOperand(0));
+      auto it = factored.find(name);
+      if (it == factored.end())
+        continue; // no lineage in this stage
+      bool ok = it->second >= 0 ? fv.isPar(it->second)
+                                : fv.kind != Fact::Par;
+      if (!ok) {
+        why = "spec tensor '" + name.str() +
+              "' is not factored the way its lineage is";
+        return false;
+      }
+      if (fv.kind == Fact::Red)
+        specRed.insert(name);
+      continue;
+    }
+    for (unsigned i = 0; i < op.getNumResults(); ++i) {
+      std::string w;
+      Fact r = specRule(&op, i, w);
+      if (r.kind == Fact::Bad) {
+        why = op.getName().getStringRef().str() + ": " + w;
+        return false;
+      }
+      if (r.kind == Fact::Par && shapeOf(op.getResult(i))[r.dim] % n != 0) {
+        why = op.getName().getStringRef().str() +
+              ": factored dimension not divisible by the axis";
+        return false;
+      }
+      facts[op.getResult(i)] = r;
+    }
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Plan dataflow
+//===----------------------------------------------------------------------===//
+
+bool Folder::groupCrossesAxis(Operation *op) {
+  if (auto axes = op->getAttrOfType<ArrayAttr>("axes"))
+    return llvm::is_contained(axes, StringAttr::get(op->getContext(), axisName));
+  if (auto groups = op->getAttrOfType<ArrayAttr>("rank_groups"))
+    for (Attribute g : groups) {
+      auto arr = dyn_cast<DenseI64ArrayAttr>(g);
+      if (!arr || arr.empty())
+        continue;
+      for (int64_t r : arr.asArrayRef())
+        if (coordOf(r) != coordOf(arr[0]))
+          return true;
+    }
+  return false;
+}
+
+bool Folder::analyzePlan(std::string &why) {
+  for (auto prog : stage.getPlan().getBody().front().getOps<RankProgramOp>()) {
+    DenseMap<Value, bool> red;
+    for (Operation &op : prog.getBody().front()) {
+      auto fail = [&](const std::string &w) {
+        why = "plan " + op.getName().getStringRef().str() + ": " + w;
+        return false;
+      };
+      bool anyRed = llvm::any_of(op.getOperands(),
+                                 [&](Value v) { return red.lookup(v); });
+      bool allRed = llvm::all_of(op.getOperands(),
+                                 [&](Value v) { return red.lookup(v); });
+      if (auto in = dyn_cast<InputOp>(op)) {
+        planRed[{prog, in.getName().str()}] = false;
+        continue;
+      }
+      if (isa<OutputOp, TagOp>(op)) {
+        StringRef name = cast<StringAttr>(op.getAttr("name")).getValue();
+        planRed[{prog, name.str()}] = anyRed;
+        continue;
+      }
+      if (isa<AccumulateOp, BufferReadOp>(op))
+        return fail("in-place buffers");
+      if (isa<SendOp, RecvOp>(op)) {
+        for (int64_t r : prog.getRanks()) {
+          int64_t peer = isa<SendOp>(op) ? cast<SendOp>(op).getPeerOf(r)
+                                         : cast<RecvOp>(op).getPeerOf(r);
+          if (peer < 0 || coordOf(peer) != coordOf(r))
+            return fail("peer on another coordinate of the axis");
+        }
+        if (anyRed)
+          return fail("sends a sum over the axis");
+        continue;
+      }
+      bool result = false;
+      if (auto ar = dyn_cast<AllReduceOp>(op)) {
+        bool crosses = groupCrossesAxis(&op);
+        bool sum = ar.getKind() == ReduceKind::sum;
+        if (crosses) {
+          // Explicit rank sets crossing the axis may pair coordinates
+          // (a partial sum); the axis form is the whole axis.
+          if (!ar->getAttr("axes"))
+            return fail("all-reduce over explicit ranks across the axis");
+          if (!sum || anyRed)
+            return fail("all-reduce along the axis that is not a sum of "
+                        "per-rank values");
+          result = true;
+        } else {
+          if (anyRed && ar.getKind() == ReduceKind::max)
+            return fail("max of a sum over the axis");
+          result = anyRed;
+        }
+      } else if (isCollectiveOp(&op) || isa<ChunkOp>(op)) {
+        if (groupCrossesAxis(&op))
+          return fail("communication along the axis other than a sum "
+                      "all-reduce");
+        auto kind = op.getAttrOfType<ReduceKindAttr>("kind");
+        if (anyRed && kind && kind.getValue() == ReduceKind::max)
+          return fail("max of a sum over the axis");
+        result = anyRed;
+      } else if (anyRed) {
+        if (!(Folder::linearOfRed(&op) && allRed))
+          return fail("a sum over the axis feeds a non-linear use");
+        result = true;
+      }
+      for (Value r : op.getResults())
+        red[r] = result;
+    }
+  }
+  // A spec tensor is a sum over the axis exactly where its plan tensors are.
+  for (Attribute a : stage.getGuarantees()) {
+    auto l = cast<LineageAttr>(a);
+    bool want = specRed.contains(l.getSpec().getValue());
+    for (auto &g : l.getGroupRefs())
+      for (PlanRefAttr ref : g) {
+        auto it = programOf.find(ref.getRank());
+        if (it == programOf.end())
+          continue;
+        auto pr = planRed.find({it->second, ref.getName().str()});
+        bool have = pr != planRed.end() && pr->second;
+        if (have != want) {
+          why = "'" + l.getSpec().getValue().str() + "' is " +
+                (want ? "" : "not ") + "a sum over the axis in the spec but " +
+                ref.getName().str() + " on rank " +
+                std::to_string(ref.getRank()) + " is " +
+                (have ? "" : "not ") + "in the plan";
+          return false;
+        }
+      }
+  }
+  return true;
+}
+
+bool Folder::analyze(std::string &why) {
+  return checkRanks(why) && checkLineages(why) && analyzeSpec(why) &&
+         analyzePlan(why);
+}
+
+//===----------------------------------------------------------------------===//
+// Rewrite
+//===----------------------------------------------------------------------===//
+
+void Folder::rewrite() {
+  MLIRContext *ctx = stage.getContext();
+  // The spec keeps block 0 of every factored value.
+  for (auto [v, fact] : facts) {
+    if (fact.kind != Fact::Par)
+      continue;
+    auto ty = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape(ty.getShape());
+    shape[fact.dim] /= n;
+    v.setType(RankedTensorType::get(shape, ty.getElementType()));
+  }
+  // Lineages of coordinate 0 only (its boxes already lie in block 0).
+  auto keep = [&](ArrayAttr list) {
+    SmallVector<Attribute> out;
+    for (Attribute a : list) {
+      auto l = cast<LineageAttr>(a);
+      SmallVector<Attribute> groups;
+      for (Attribute g : l.getGroups()) {
+        auto refs = cast<ArrayAttr>(g);
+        if (!refs.empty() &&
+            coordOf(cast<PlanRefAttr>(refs[0]).getRank()) == 0)
+          groups.push_back(g);
+      }
+      if (groups.empty())
+        continue;
+      out.push_back(LineageAttr::get(ctx, l.getSpec(), l.getLower(),
+                                     l.getUpper(), ArrayAttr::get(ctx, groups)));
+    }
+    return ArrayAttr::get(ctx, out);
+  };
+  stage.setAssumesAttr(keep(stage.getAssumes()));
+  stage.setGuaranteesAttr(keep(stage.getGuarantees()));
+  // Ranks of coordinate 0 only.
+  PlanOp plan = stage.getPlan();
+  for (auto prog : llvm::make_early_inc_range(
+           plan.getBody().front().getOps<RankProgramOp>())) {
+    SmallVector<int64_t> ranks;
+    for (int64_t r : prog.getRanks())
+      if (coordOf(r) == 0)
+        ranks.push_back(r);
+    if (ranks.empty())
+      prog.erase();
+    else
+      prog.setRanks(ranks);
+  }
+  SmallVector<Attribute> folded;
+  if (ArrayAttr f = plan.getFoldedAttr())
+    folded.append(f.begin(), f.end());
+  folded.push_back(StringAttr::get(ctx, axisName));
+  plan.setFoldedAttr(ArrayAttr::get(ctx, folded));
+}
+
+} // namespace
+
+bool mlir::tv::foldStageAlongAxis(StageOp stage, StringRef axis,
+                                  std::string *whyNot) {
+  std::string why;
+  auto no = [&](std::string w) {
+    if (whyNot)
+      *whyNot = std::move(w);
+    return false;
+  };
+  PlanOp plan = stage.getPlan();
+  SpecOp spec = stage.getSpec();
+  if (!plan || !spec)
+    return no("stage has no spec or no plan");
+  MeshOp mesh = plan.getMeshOp();
+  if (!mesh)
+    return no("plan refers to an unknown mesh");
+  int64_t idx = mesh.getAxisIndex(axis);
+  if (idx < 0)
+    return no("'" + axis.str() + "' is not an axis of the mesh");
+  if (ArrayAttr f = plan.getFoldedAttr())
+    if (llvm::is_contained(f, StringAttr::get(stage.getContext(), axis)))
+      return no("already folded along '" + axis.str() + "'");
+  if (mesh.getSizes()[idx] < 2)
+    return no("axis '" + axis.str() + "' has a single coordinate");
+  Folder folder(stage, mesh, idx);
+  if (!folder.analyze(why))
+    return no(why);
+  folder.rewrite();
+  return true;
+}

@@ -1,0 +1,196 @@
+// RUN: tv-opt %s --tv-fold-symmetry | FileCheck %s
+// Each refusal says why (remarks are checked as diagnostics).
+// RUN: tv-opt %s --tv-fold-symmetry="explain=true" -verify-diagnostics -o /dev/null
+// Folded or not, every stage gets the verdict it gets without folding: the
+// correct stages are proven, the wrong ones are counterexamples.
+// RUN: not tv-opt %s --tv-fold-symmetry --tv-shape-reduce --tv-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=VERDICT
+// RUN: not tv-opt %s --tv-shape-reduce --tv-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=VERDICT
+
+tv.mesh @mesh axes ["dp"] sizes [4]
+
+// Blockwise: each data-parallel rank maps its rows. Folded to rank 0, the
+// spec keeps block 0 (one row of four).
+// CHECK-LABEL: tv.stage @par
+// CHECK-SAME: assumes [#tv.lineage<"x"[0:1, 0:2] = ["x":0]>]
+// CHECK-SAME: guarantees [#tv.lineage<"y"[0:1, 0:2] = ["y":0]>]
+// CHECK: tv.input "x" : tensor<1x2xf32>
+// CHECK: tv.exp {{.*}} : tensor<1x2xf32>
+// CHECK: tv.plan @plan mesh @mesh micro_batches 1 folded ["dp"]
+// CHECK-NEXT: tv.rank_program [0] {
+// CHECK-NOT: tv.rank_program
+tv.stage @par assumes [#tv.lineage<"x"[0:1, 0:2] = ["x":0]>, #tv.lineage<"x"[1:2, 0:2] = ["x":1]>, #tv.lineage<"x"[2:3, 0:2] = ["x":2]>, #tv.lineage<"x"[3:4, 0:2] = ["x":3]>]
+    guarantees [#tv.lineage<"y"[0:1, 0:2] = ["y":0]>, #tv.lineage<"y"[1:2, 0:2] = ["y":1]>, #tv.lineage<"y"[2:3, 0:2] = ["y":2]>, #tv.lineage<"y"[3:4, 0:2] = ["y":3]>] {
+  tv.spec @spec {
+    %0 = tv.input "x" : tensor<4x2xf32>
+    %1 = tv.exp %0 : tensor<4x2xf32>
+    tv.output "y", %1 : tensor<4x2xf32>
+  }
+  tv.plan @plan mesh @mesh micro_batches 1 {
+    tv.rank_program [0, 1, 2, 3] {
+      %0 = tv.input "x" : tensor<1x2xf32>
+      %1 = tv.exp %0 : tensor<1x2xf32>
+      tv.output "y", %1 : tensor<1x2xf32>
+    }
+  }
+}
+
+// A weight gradient: the spec contracts the batch (a sum over the blocks),
+// the plan all-reduces the per-rank gradients. Folded: the proof at one rank
+// is equivalent to the claim (take every rank's data equal).
+// CHECK-LABEL: tv.stage @red
+// CHECK-SAME: guarantees [#tv.lineage<"dw"[0:3, 0:2] = ["dw":0]>]
+// CHECK: tv.linear_grad {{.*}} : tensor<1x2xf32>, tensor<3x2xf32>, tensor<1x3xf32>
+// CHECK: folded ["dp"]
+// CHECK-NEXT: tv.rank_program [0] {
+tv.stage @red assumes [#tv.lineage<"w"[0:3, 0:2] = ["w":0] | ["w":1] | ["w":2] | ["w":3]>, #tv.lineage<"x"[0:1, 0:2] = ["x":0]>, #tv.lineage<"x"[1:2, 0:2] = ["x":1]>, #tv.lineage<"x"[2:3, 0:2] = ["x":2]>, #tv.lineage<"x"[3:4, 0:2] = ["x":3]>, #tv.lineage<"g"[0:1, 0:3] = ["g":0]>, #tv.lineage<"g"[1:2, 0:3] = ["g":1]>, #tv.lineage<"g"[2:3, 0:3] = ["g":2]>, #tv.lineage<"g"[3:4, 0:3] = ["g":3]>]
+    guarantees [#tv.lineage<"dw"[0:3, 0:2] = ["dw":0] | ["dw":1] | ["dw":2] | ["dw":3]>] {
+  tv.spec @spec {
+    %x = tv.input "x" : tensor<4x2xf32>
+    %w = tv.input "w" : tensor<3x2xf32>
+    %g = tv.input "g" : tensor<4x3xf32>
+    %dx, %dw = tv.linear_grad %x, %w, %g : tensor<4x2xf32>, tensor<3x2xf32>, tensor<4x3xf32>
+    tv.output "dw", %dw : tensor<3x2xf32>
+  }
+  tv.plan @plan mesh @mesh micro_batches 1 {
+    tv.rank_program [0, 1, 2, 3] {
+      %x = tv.input "x" : tensor<1x2xf32>
+      %w = tv.input "w" : tensor<3x2xf32>
+      %g = tv.input "g" : tensor<1x3xf32>
+      %dx, %dw = tv.linear_grad %x, %w, %g : tensor<1x2xf32>, tensor<3x2xf32>, tensor<1x3xf32>
+      %r = tv.all_reduce sum %dw {axes = ["dp"]} : tensor<3x2xf32> -> tensor<3x2xf32>
+      tv.output "dw", %r : tensor<3x2xf32>
+    }
+  }
+}
+
+// The gradient all-reduce is missing: each rank holds its own part of the
+// sum. Not folded (the spec sums over the axis, the plan does not), so the
+// full stage is verified and fails.
+// CHECK-LABEL: tv.stage @missing_reduce
+// CHECK: tv.plan @plan mesh @mesh micro_batches 1 {
+// CHECK-NEXT: tv.rank_program [0, 1, 2, 3]
+// expected-remark @+1 {{not folded along 'dp': 'dw' is a sum over the axis in the spec but dw on rank 0 is not in the plan}}
+tv.stage @missing_reduce assumes [#tv.lineage<"w"[0:3, 0:2] = ["w":0] | ["w":1] | ["w":2] | ["w":3]>, #tv.lineage<"x"[0:1, 0:2] = ["x":0]>, #tv.lineage<"x"[1:2, 0:2] = ["x":1]>, #tv.lineage<"x"[2:3, 0:2] = ["x":2]>, #tv.lineage<"x"[3:4, 0:2] = ["x":3]>, #tv.lineage<"g"[0:1, 0:3] = ["g":0]>, #tv.lineage<"g"[1:2, 0:3] = ["g":1]>, #tv.lineage<"g"[2:3, 0:3] = ["g":2]>, #tv.lineage<"g"[3:4, 0:3] = ["g":3]>]
+    guarantees [#tv.lineage<"dw"[0:3, 0:2] = ["dw":0] | ["dw":1] | ["dw":2] | ["dw":3]>] {
+  tv.spec @spec {
+    %x = tv.input "x" : tensor<4x2xf32>
+    %w = tv.input "w" : tensor<3x2xf32>
+    %g = tv.input "g" : tensor<4x3xf32>
+    %dx, %dw = tv.linear_grad %x, %w, %g : tensor<4x2xf32>, tensor<3x2xf32>, tensor<4x3xf32>
+    tv.output "dw", %dw : tensor<3x2xf32>
+  }
+  tv.plan @plan mesh @mesh micro_batches 1 {
+    tv.rank_program [0, 1, 2, 3] {
+      %x = tv.input "x" : tensor<1x2xf32>
+      %w = tv.input "w" : tensor<3x2xf32>
+      %g = tv.input "g" : tensor<1x3xf32>
+      %dx, %dw = tv.linear_grad %x, %w, %g : tensor<1x2xf32>, tensor<3x2xf32>, tensor<1x3xf32>
+      tv.output "dw", %dw : tensor<3x2xf32>
+    }
+  }
+}
+
+// An average all-reduce where the spec sums: folding would shrink the
+// average to one rank and hide the factor 1/4, so it is refused.
+// CHECK-LABEL: tv.stage @avg_reduce
+// CHECK-NOT: folded
+// expected-remark @+1 {{not folded along 'dp': plan tv.all_reduce: all-reduce along the axis that is not a sum of per-rank values}}
+tv.stage @avg_reduce assumes [#tv.lineage<"w"[0:3, 0:2] = ["w":0] | ["w":1] | ["w":2] | ["w":3]>, #tv.lineage<"x"[0:1, 0:2] = ["x":0]>, #tv.lineage<"x"[1:2, 0:2] = ["x":1]>, #tv.lineage<"x"[2:3, 0:2] = ["x":2]>, #tv.lineage<"x"[3:4, 0:2] = ["x":3]>, #tv.lineage<"g"[0:1, 0:3] = ["g":0]>, #tv.lineage<"g"[1:2, 0:3] = ["g":1]>, #tv.lineage<"g"[2:3, 0:3] = ["g":2]>, #tv.lineage<"g"[3:4, 0:3] = ["g":3]>]
+    guarantees [#tv.lineage<"dw"[0:3, 0:2] = ["dw":0] | ["dw":1] | ["dw":2] | ["dw":3]>] {
+  tv.spec @spec {
+    %x = tv.input "x" : tensor<4x2xf32>
+    %w = tv.input "w" : tensor<3x2xf32>
+    %g = tv.input "g" : tensor<4x3xf32>
+    %dx, %dw = tv.linear_grad %x, %w, %g : tensor<4x2xf32>, tensor<3x2xf32>, tensor<4x3xf32>
+    tv.output "dw", %dw : tensor<3x2xf32>
+  }
+  tv.plan @plan mesh @mesh micro_batches 1 {
+    tv.rank_program [0, 1, 2, 3] {
+      %x = tv.input "x" : tensor<1x2xf32>
+      %w = tv.input "w" : tensor<3x2xf32>
+      %g = tv.input "g" : tensor<1x3xf32>
+      %dx, %dw = tv.linear_grad %x, %w, %g : tensor<1x2xf32>, tensor<3x2xf32>, tensor<1x3xf32>
+      %r = tv.all_reduce avg %dw {axes = ["dp"]} : tensor<3x2xf32> -> tensor<3x2xf32>
+      tv.output "dw", %r : tensor<3x2xf32>
+    }
+  }
+}
+
+// A mean over the batch depends on the batch's extent: a correct stage, but
+// not foldable, so it is verified in full.
+// CHECK-LABEL: tv.stage @mean
+// CHECK-NOT: folded
+// expected-remark @+1 {{not folded along 'dp': tv.mean: mean or max along the factored dimension}}
+tv.stage @mean assumes [#tv.lineage<"x"[0:1, 0:2] = ["x":0]>, #tv.lineage<"x"[1:2, 0:2] = ["x":1]>, #tv.lineage<"x"[2:3, 0:2] = ["x":2]>, #tv.lineage<"x"[3:4, 0:2] = ["x":3]>]
+    guarantees [#tv.lineage<"m"[0:2] = ["m":0] | ["m":1] | ["m":2] | ["m":3]>] {
+  tv.spec @spec {
+    %0 = tv.input "x" : tensor<4x2xf32>
+    %1 = tv.mean %0 dims [0] : tensor<4x2xf32> -> tensor<2xf32>
+    tv.output "m", %1 : tensor<2xf32>
+  }
+  tv.plan @plan mesh @mesh micro_batches 1 {
+    tv.rank_program [0, 1, 2, 3] {
+      %0 = tv.input "x" : tensor<1x2xf32>
+      %1 = tv.mean %0 dims [0] : tensor<1x2xf32> -> tensor<2xf32>
+      %2 = tv.scale %1, 2.500000e-01 : tensor<2xf32>
+      %3 = tv.all_reduce sum %2 {axes = ["dp"]} : tensor<2xf32> -> tensor<2xf32>
+      tv.output "m", %3 : tensor<2xf32>
+    }
+  }
+}
+
+// Rank 3 runs its own (wrong) program: the stage is not folded and rank 3 is
+// verified on its own.
+// CHECK-LABEL: tv.stage @odd_rank
+// CHECK: tv.rank_program [0, 1, 2]
+// CHECK: tv.rank_program [3]
+// expected-remark @+1 {{not folded along 'dp': rank 3 does not run the program of rank 0}}
+tv.stage @odd_rank assumes [#tv.lineage<"x"[0:1, 0:2] = ["x":0]>, #tv.lineage<"x"[1:2, 0:2] = ["x":1]>, #tv.lineage<"x"[2:3, 0:2] = ["x":2]>, #tv.lineage<"x"[3:4, 0:2] = ["x":3]>]
+    guarantees [#tv.lineage<"y"[0:1, 0:2] = ["y":0]>, #tv.lineage<"y"[1:2, 0:2] = ["y":1]>, #tv.lineage<"y"[2:3, 0:2] = ["y":2]>, #tv.lineage<"y"[3:4, 0:2] = ["y":3]>] {
+  tv.spec @spec {
+    %0 = tv.input "x" : tensor<4x2xf32>
+    %1 = tv.exp %0 : tensor<4x2xf32>
+    tv.output "y", %1 : tensor<4x2xf32>
+  }
+  tv.plan @plan mesh @mesh micro_batches 1 {
+    tv.rank_program [0, 1, 2] {
+      %0 = tv.input "x" : tensor<1x2xf32>
+      %1 = tv.exp %0 : tensor<1x2xf32>
+      tv.output "y", %1 : tensor<1x2xf32>
+    }
+    tv.rank_program [3] {
+      %0 = tv.input "x" : tensor<1x2xf32>
+      %1 = tv.exp %0 : tensor<1x2xf32>
+      %2 = tv.scale %1, 2.000000e+00 : tensor<1x2xf32>
+      tv.output "y", %2 : tensor<1x2xf32>
+    }
+  }
+}
+
+// Every rank reads the rows of rank 0 (a wrong data shard): x is the same on
+// every rank while y is blockwise, so the stage is not folded and fails at
+// ranks 1-3.
+// CHECK-LABEL: tv.stage @same_rows
+// CHECK-NOT: folded
+// expected-remark @+1 {{not folded along 'dp': spec tensor 'y' is not factored the way its lineage is}}
+tv.stage @same_rows assumes [#tv.lineage<"x"[0:1, 0:2] = ["x":0] | ["x":1] | ["x":2] | ["x":3]>]
+    guarantees [#tv.lineage<"y"[0:1, 0:2] = ["y":0]>, #tv.lineage<"y"[1:2, 0:2] = ["y":1]>, #tv.lineage<"y"[2:3, 0:2] = ["y":2]>, #tv.lineage<"y"[3:4, 0:2] = ["y":3]>] {
+  tv.spec @spec {
+    %0 = tv.input "x" : tensor<4x2xf32>
+    %1 = tv.exp %0 : tensor<4x2xf32>
+    tv.output "y", %1 : tensor<4x2xf32>
+  }
+  tv.plan @plan mesh @mesh micro_batches 1 {
+    tv.rank_program [0, 1, 2, 3] {
+      %0 = tv.input "x" : tensor<1x2xf32>
+      %1 = tv.exp %0 : tensor<1x2xf32>
+      tv.output "y", %1 : tensor<1x2xf32>
+    }
+  }
+}
+
+// VERDICT-DAG: error: stage @missing_reduce: counterexample
+// VERDICT-DAG: error: stage @avg_reduce: counterexample
+// VERDICT-DAG: error: stage @odd_rank: counterexample: lineage 'y'[3:4, 0:2] = 'y'@3 does not hold
+// VERDICT-DAG: error: stage @same_rows: counterexample: lineage 'y'[1:2, 0:2] = 'y'@1 does not hold
+// VERDICT: tv-verify: counterexample in 4 stage(s)

@@ -1,0 +1,169 @@
+//===- SymmetryTest.cpp - folding stages along symmetric mesh axes --------===//
+#include "TrainVerify/Dialect/TVOps.h"
+#include "TrainVerify/Verify/StageVerifier.h"
+#include "TrainVerify/Verify/Symmetry.h"
+#include "TestStages.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace mlir::tv;
+
+using tvtest::stageText;
+
+namespace {
+struct SymmetryFixture : tvtest::StageFixture {
+  static SmallVector<int64_t> ranksOf(StageOp s) {
+    SmallVector<int64_t> ranks;
+    for (auto p : s.getPlan().getBody().front().getOps<RankProgramOp>())
+      ranks.append(p.getRanks().begin(), p.getRanks().end());
+    return ranks;
+  }
+  static Type specInputType(StageOp s, StringRef name) {
+    for (auto in : s.getSpec().getBody().front().getOps<InputOp>())
+      if (in.getName() == name)
+        return in.getType();
+    return Type();
+  }
+};
+} // namespace
+
+TEST_F(SymmetryFixture, RowParallelSumFoldsAndProves) {
+  StageOp s = load(stageText("%y = tv.all_reduce sum %p {axes = [\"tp\"]} : "
+                               "tensor<4x6xf32> -> tensor<4x6xf32>"));
+  ASSERT_TRUE(s);
+  std::string why;
+  ASSERT_TRUE(foldStageAlongAxis(s, "tp", &why)) << why;
+  EXPECT_EQ(ranksOf(s), SmallVector<int64_t>({0}));
+  // The spec keeps block 0 of the contracted dimension.
+  auto a = cast<RankedTensorType>(specInputType(s, "a"));
+  EXPECT_EQ(a.getShape(), ArrayRef<int64_t>({4, 8}));
+  ASSERT_TRUE(s.getPlan().getFoldedAttr());
+  EXPECT_EQ(s.getGuarantees().size(), 1u);
+  StageResult r = verifyStage(s, StageOptions());
+  EXPECT_EQ(r.outcome, StageResult::Proven) << r.headline;
+  // Folding twice along one axis is refused.
+  EXPECT_FALSE(foldStageAlongAxis(s, "tp", &why));
+  EXPECT_NE(why.find("already folded"), std::string::npos) << why;
+}
+
+TEST_F(SymmetryFixture, MissingReduceIsNotFolded) {
+  // Each rank holds a partial sum: folding would prove a_0 w_0 == a_0 w_0.
+  StageOp s = load(stageText("%y = tv.copy %p : tensor<4x6xf32>"));
+  ASSERT_TRUE(s);
+  std::string why;
+  EXPECT_FALSE(foldStageAlongAxis(s, "tp", &why));
+  EXPECT_NE(why.find("is a sum over the axis in the spec"), std::string::npos)
+      << why;
+  EXPECT_FALSE(s.getPlan().getFoldedAttr());
+  EXPECT_EQ(ranksOf(s), SmallVector<int64_t>({0, 1}));
+  StageResult r = verifyStage(s, StageOptions());
+  EXPECT_EQ(r.outcome, StageResult::Counterexample) << r.headline;
+}
+
+TEST_F(SymmetryFixture, MaxReduceIsNotFolded) {
+  StageOp s = load(stageText("%y = tv.all_reduce max %p {axes = [\"tp\"]} : "
+                               "tensor<4x6xf32> -> tensor<4x6xf32>"));
+  ASSERT_TRUE(s);
+  std::string why;
+  EXPECT_FALSE(foldStageAlongAxis(s, "tp", &why));
+  EXPECT_NE(why.find("not a sum"), std::string::npos) << why;
+}
+
+// Rank c adds row 0 of a replicated bias where the spec adds row c. A fold
+// that treated the bias as replicated would prove it at rank 0 (row 0 ==
+// row 0); the elementwise rule refuses a replicated operand that spans the
+// factored dimension.
+TEST_F(SymmetryFixture, ReplicatedOperandAlongFactorIsNotFolded) {
+  StageOp s = load(R"(
+  tv.mesh @mesh axes ["dp"] sizes [2]
+  tv.stage @s assumes [#tv.lineage<"x"[0:1, 0:2] = ["x":0]>, #tv.lineage<"x"[1:2, 0:2] = ["x":1]>, #tv.lineage<"b"[0:2, 0:2] = ["b":0] | ["b":1]>] guarantees [#tv.lineage<"y"[0:1, 0:2] = ["y":0]>, #tv.lineage<"y"[1:2, 0:2] = ["y":1]>] {
+    tv.spec @spec {
+      %x = tv.input "x" : tensor<2x2xf32>
+      %b = tv.input "b" : tensor<2x2xf32>
+      %y = tv.add %x, %b : tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x2xf32>
+      tv.output "y", %y : tensor<2x2xf32>
+    }
+    tv.plan @plan mesh @mesh micro_batches 1 {
+      tv.rank_program [0, 1] {
+        %x = tv.input "x" : tensor<1x2xf32>
+        %b = tv.input "b" : tensor<2x2xf32>
+        %r = tv.slice %b start [0, 0] : tensor<2x2xf32> -> tensor<1x2xf32>
+        %y = tv.add %x, %r : tensor<1x2xf32>, tensor<1x2xf32> -> tensor<1x2xf32>
+        tv.output "y", %y : tensor<1x2xf32>
+      }
+    }
+  })");
+  ASSERT_TRUE(s);
+  std::string why;
+  EXPECT_FALSE(foldStageAlongAxis(s, "dp", &why));
+  EXPECT_NE(why.find("replicated operand spans the factored dimension"),
+            std::string::npos)
+      << why;
+  StageResult r = verifyStage(s, StageOptions());
+  EXPECT_EQ(r.outcome, StageResult::Counterexample) << r.headline;
+}
+
+// Column blocks of x flattened row-major are not contiguous: a reshape that
+// merges them with the rows has no block structure to keep.
+TEST_F(SymmetryFixture, ReshapeAcrossBlocksIsNotFolded) {
+  StageOp s = load(R"(
+  tv.mesh @mesh axes ["tp"] sizes [2]
+  tv.stage @s assumes [#tv.lineage<"x"[0:2, 0:2] = ["x":0]>, #tv.lineage<"x"[0:2, 2:4] = ["x":1]>] guarantees [#tv.lineage<"y"[0:8] = ["y":0] | ["y":1]>] {
+    tv.spec @spec {
+      %x = tv.input "x" : tensor<2x4xf32>
+      %y = tv.reshape %x : tensor<2x4xf32> -> tensor<8xf32>
+      tv.output "y", %y : tensor<8xf32>
+    }
+    tv.plan @plan mesh @mesh micro_batches 1 {
+      tv.rank_program [0, 1] {
+        %x = tv.input "x" : tensor<2x2xf32>
+        %g = tv.all_gather %x dim 1 {axes = ["tp"]} : tensor<2x2xf32> -> tensor<2x4xf32>
+        %y = tv.reshape %g : tensor<2x4xf32> -> tensor<8xf32>
+        tv.output "y", %y : tensor<8xf32>
+      }
+    }
+  })");
+  ASSERT_TRUE(s);
+  std::string why;
+  EXPECT_FALSE(foldStageAlongAxis(s, "tp", &why));
+  EXPECT_NE(why.find("reshape splits the factored blocks"), std::string::npos)
+      << why;
+}
+
+// Data and tensor parallelism together: the stage folds along both axes to
+// a single rank, and the folded stage is proven.
+TEST_F(SymmetryFixture, FoldsAlongTwoAxes) {
+  StageOp s = load(R"(
+  tv.mesh @mesh axes ["dp", "tp"] sizes [2, 2]
+  tv.stage @s assumes [#tv.lineage<"x"[0:2, 0:4] = ["x":0] | ["x":1]>, #tv.lineage<"x"[2:4, 0:4] = ["x":2] | ["x":3]>, #tv.lineage<"w"[0:3, 0:4] = ["w":0] | ["w":2]>, #tv.lineage<"w"[3:6, 0:4] = ["w":1] | ["w":3]>] guarantees [#tv.lineage<"y"[0:2, 0:3] = ["y":0]>, #tv.lineage<"y"[0:2, 3:6] = ["y":1]>, #tv.lineage<"y"[2:4, 0:3] = ["y":2]>, #tv.lineage<"y"[2:4, 3:6] = ["y":3]>] {
+    tv.spec @spec {
+      %x = tv.input "x" : tensor<4x4xf32>
+      %w = tv.input "w" : tensor<6x4xf32>
+      %y = tv.linear %x, %w : (tensor<4x4xf32>, tensor<6x4xf32>) -> tensor<4x6xf32>
+      tv.output "y", %y : tensor<4x6xf32>
+    }
+    tv.plan @plan mesh @mesh micro_batches 1 {
+      tv.rank_program [0, 1, 2, 3] {
+        %x = tv.input "x" : tensor<2x4xf32>
+        %w = tv.input "w" : tensor<3x4xf32>
+        %y = tv.linear %x, %w : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<2x3xf32>
+        tv.output "y", %y : tensor<2x3xf32>
+      }
+    }
+  })");
+  ASSERT_TRUE(s);
+  std::string why;
+  ASSERT_TRUE(foldStageAlongAxis(s, "dp", &why)) << why;
+  ASSERT_TRUE(foldStageAlongAxis(s, "tp", &why)) << why;
+  EXPECT_EQ(ranksOf(s), SmallVector<int64_t>({0}));
+  auto x = cast<RankedTensorType>(specInputType(s, "x"));
+  auto w = cast<RankedTensorType>(specInputType(s, "w"));
+  EXPECT_EQ(x.getShape(), ArrayRef<int64_t>({2, 4}));
+  EXPECT_EQ(w.getShape(), ArrayRef<int64_t>({3, 4}));
+  StageResult r = verifyStage(s, StageOptions());
+  EXPECT_EQ(r.outcome, StageResult::Proven) << r.headline;
+}
