@@ -137,21 +137,23 @@ bool Folder::checkLineages(std::string &why) {
     LineageAttr l;
     bool guarantee;
     int64_t coord;
-    SmallVector<unsigned> groups;
+    SmallVector<unsigned, 1> groups;
   };
   std::vector<Sub> subs;
+  auto refAt = [](Attribute a) { return cast<PlanRefAttr>(a); };
   for (bool guarantee : {false, true}) {
     ArrayAttr list = guarantee ? stage.getGuarantees() : stage.getAssumes();
     for (Attribute a : list) {
       auto l = cast<LineageAttr>(a);
-      auto groups = l.getGroupRefs();
-      std::map<int64_t, unsigned> subOf;
-      for (auto [gi, g] : llvm::enumerate(groups)) {
+      ArrayAttr groups = l.getGroups();
+      DenseMap<int64_t, unsigned> subOf;
+      for (auto [gi, ga] : llvm::enumerate(groups)) {
+        auto g = cast<ArrayAttr>(ga).getValue();
         if (g.empty())
           continue;
-        int64_t c = coordOf(g.front().getRank());
-        for (PlanRefAttr ref : g)
-          if (coordOf(ref.getRank()) != c) {
+        int64_t c = coordOf(refAt(g.front()).getRank());
+        for (Attribute ref : g)
+          if (coordOf(refAt(ref).getRank()) != c) {
             why = "a lineage group of '" + l.getSpec().getValue().str() +
                   "' sums tensors of different '" + axisName.str() +
                   "' coordinates";
@@ -219,35 +221,42 @@ bool Folder::checkLineages(std::string &why) {
   }
   // Coordinate c's lineages, translated to block 0 and to the ranks of
   // coordinate 0, must be coordinate 0's.
-  std::vector<std::vector<std::string>> keys(n);
+  // Keys are integer vectors: (list, spec tensor id, shifted box, then each
+  // group as its size and sorted (name id, rank at coordinate 0) pairs, the
+  // groups sorted). Names are interned, so equal keys mean equal lineages.
+  llvm::StringMap<int64_t> nameId;
+  auto idOf = [&](StringRef name) {
+    return nameId.try_emplace(name, nameId.size()).first->second;
+  };
+  using Key = SmallVector<int64_t, 24>;
+  std::vector<std::vector<Key>> keys(n);
+  for (auto &k : keys)
+    k.reserve(subs.size() / n + 1);
   for (const Sub &s : subs) {
     StringRef t = s.l.getSpec().getValue();
     int d = factored.lookup(t);
-    std::string key;
-    llvm::raw_string_ostream os(key);
-    os << (s.guarantee ? "G " : "A ") << t << "[";
+    Key key{s.guarantee, idOf(t), (int64_t)s.l.getRank()};
     for (unsigned i = 0; i < s.l.getRank(); ++i) {
       int64_t shift = (int)i == d ? s.coord * (full[t][i] / n) : 0;
-      os << s.l.getLower()[i] - shift << ":" << s.l.getUpper()[i] - shift
-         << ",";
+      key.push_back(s.l.getLower()[i] - shift);
+      key.push_back(s.l.getUpper()[i] - shift);
     }
-    os << "]";
-    auto groups = s.l.getGroupRefs();
-    std::vector<std::string> gs;
+    ArrayAttr groups = s.l.getGroups();
+    SmallVector<Key, 1> gs;
     for (unsigned gi : s.groups) {
-      std::vector<std::string> refs;
-      for (PlanRefAttr ref : groups[gi])
-        refs.push_back(ref.getName().str() + "@" +
-                       std::to_string(rank0(ref.getRank())));
+      SmallVector<std::pair<int64_t, int64_t>, 4> refs;
+      for (Attribute a : cast<ArrayAttr>(groups[gi]))
+        refs.push_back({idOf(refAt(a).getName()), rank0(refAt(a).getRank())});
       llvm::sort(refs);
-      std::string g;
-      for (auto &r : refs)
-        g += r + "+";
+      Key g{(int64_t)refs.size()};
+      for (auto [a, b] : refs)
+        g.push_back(a), g.push_back(b);
       gs.push_back(std::move(g));
     }
     llvm::sort(gs);
+    key.push_back(gs.size());
     for (auto &g : gs)
-      os << "(" << g << ")";
+      key.insert(key.end(), g.begin(), g.end());
     keys[s.coord].push_back(std::move(key));
   }
   for (auto &k : keys)
