@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Generates each plan, verifies it under /usr/bin/time -v and appends the rows
-# to bench/RESULTS.md (plan, ranks, stages, memoized stages, phase times,
+# to bench/RESULTS.md (plan, ranks, stages, memoized and folded stages, phase times,
 # total, peak RSS, result), with machine, date and commit.
 # --quick: the demo, tiny generated plans, llama3-8b (2 and 32 layers, and a
 # bug-injected copy) and DeepSeek-V3 at 4 layers (< 5 min).
@@ -19,8 +19,8 @@ machine="$(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -m)"
   echo "Each row: \`tv-translate --import-model-config MODEL --parallel P [--layers L]\` (generation excluded), then"
   echo "\`/usr/bin/time -v tv-opt PLAN --tv-verify-pipeline=\"stats-file=...\"\`; times in seconds."
   echo
-  echo "| plan | ranks | stages | memoized | parse | canon. | partition | shape | verify | total | peak RSS MB | result |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| plan | ranks | stages | memoized | folded | parse | canon. | partition | fold | shape | verify | total | peak RSS MB | result |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >> "$out"
 row() { # name model parallel layers [timeout] [extra generator args] [bug]
   local name="$1" model="$2" par="$3" layers="$4" limit="${5:-900}" gen="${6:-}" bug="${7:-}"
@@ -32,14 +32,14 @@ row() { # name model parallel layers [timeout] [extra generator args] [bug]
     if [ -n "$bug" ]; then
       # The same plan with one bug on one rank of one layer: must be rejected.
       if ! "$bin/tv-opt" "$tmp/p.mlir" --tv-inject-bug="$bug" -o "$tmp/b.mlir" 2>> "$tmp/gen.log"; then
-        echo "| $name | - | - | - | - | - | - | - | - | - | - | bug injection failed: $(tail -1 "$tmp/gen.log") |" >> "$out"
+        echo "| $name | - | - | - | - | - | - | - | - | - | - | - | - | bug injection failed: $(tail -1 "$tmp/gen.log") |" >> "$out"
         return
       fi
       mv "$tmp/b.mlir" "$tmp/p.mlir"
     fi
     "$root/bench/verify_one.sh" "$name" "$tmp/p.mlir" "$limit" >> "$out"
   else
-    echo "| $name | - | - | - | - | - | - | - | - | - | - | generation failed or timed out |" >> "$out"
+    echo "| $name | - | - | - | - | - | - | - | - | - | - | - | - | generation failed or timed out |" >> "$out"
   fi
 }
 "$root/bench/verify_one.sh" "demo (examples/dp2_pp2_tp2.mlir)" "$root/examples/dp2_pp2_tp2.mlir" >> "$out"
@@ -52,6 +52,8 @@ row "deepseek-v3-671b dp4 tp2 pp2 mb2 ep2 sp zero2, 4 layers" deepseek-v3-671b "
 if [ $quick = 0 ]; then
   row "llama3-8b dp512" llama3-8b "dp=512" ""
   row "llama3-8b dp512, bug rank-scale rank=301 layer=17" llama3-8b "dp=512" "" 900 "" "bug=rank-scale rank=301 layer=17"
+  row "llama3-8b dp64 tp8, 8 layers" llama3-8b "dp=64 tp=8" 8
+  row "llama3-8b dp64 tp8, 8 layers, bug rank-scale rank=301 layer=5" llama3-8b "dp=64 tp=8" 8 900 "" "bug=rank-scale rank=301 layer=5"
   row "llama3-70b dp16 tp8 pp4 mb32" llama3-70b "dp=16 tp=8 pp=4 mb=32" ""
   row "llama3-405b dp64 tp8 pp16 mb16" llama3-405b "dp=64 tp=8 pp=16 mb=16" ""
   row "deepseek-v3-671b dp32 tp8 pp8 mb16 ep8" deepseek-v3-671b "dp=32 tp=8 pp=8 mb=16 ep=8" ""

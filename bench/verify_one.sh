@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Verifies one plan under /usr/bin/time -v and prints one Markdown table row:
-# | name | ranks | stages | memoized | parse | canon | partition | shape | verify | total | peak RSS MB | result |
+# | name | ranks | stages | memoized | folded | parse | canon | partition | fold | shape | verify | total | peak RSS MB | result |
 # Usage: bench/verify_one.sh NAME PLAN.mlir [TIMEOUT_S]
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -17,14 +17,14 @@ if [ -s "$tmp/stats.json" ]; then
 import json, sys
 s = json.load(open(sys.argv[1]))
 f = lambda k: "%.2f" % s.get(k, 0)
-print("| %s | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+print("| %s | %s | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
     sys.argv[2], sys.argv[3], s["stages"], s.get("stages_memoized", 0),
-    f("t_parse_s"), f("t_canonicalize_s"), f("t_partition_s"),
-    f("t_shape_reduce_s"), f("t_verify_s"), f("t_total_s"), sys.argv[4],
-    s["result"]))
+    s.get("stages_folded", 0), f("t_parse_s"), f("t_canonicalize_s"),
+    f("t_partition_s"), f("t_fold_s"), f("t_shape_reduce_s"),
+    f("t_verify_s"), f("t_total_s"), sys.argv[4], s["result"]))
 PY
 else
   what=$([ $rc -eq 124 ] && echo "timeout ${limit} s" || echo "error (rc $rc)")
-  echo "| $name | $ranks | - | - | - | - | - | - | - | - | ${rss:-?} | $what |"
+  echo "| $name | $ranks | - | - | - | - | - | - | - | - | - | - | ${rss:-?} | $what |"
 fi
 rm -rf "$tmp"

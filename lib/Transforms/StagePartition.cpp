@@ -11,6 +11,7 @@
 #include "TrainVerify/Transforms/Passes.h"
 #include "TrainVerify/Transforms/Utils.h"
 #include "TrainVerify/Verify/Executor.h"
+#include "TrainVerify/Verify/Semantics.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -150,7 +151,7 @@ LogicalResult Partitioner::collect() {
     }
     lineages[name].push_back(attr);
   }
-  auto sched = PlanSchedule::build(plan);
+  auto sched = PlanSchedule::build(plan, /*localSteps=*/false);
   if (failed(sched))
     return failure();
   schedule = std::move(*sched);
@@ -167,9 +168,7 @@ LogicalResult Partitioner::collect() {
         }
   for (auto [i, step] : llvm::enumerate(schedule->steps)) {
     switch (step.kind) {
-    case PlanStep::Local:
-      for (Value r : step.op->getResults())
-        producer[{step.rank, r}] = i;
+    case PlanStep::Local: // not recorded: a local value's producer is its op
       break;
     case PlanStep::Collective:
       for (auto &[r, mop] : step.members)
@@ -243,13 +242,14 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
       continue;
     }
     auto prod = producer.find(rv);
-    if (prod == producer.end())
+    Operation *def = rv.second.getDefiningOp();
+    if (prod == producer.end() &&
+        (!def || isCollectiveOp(def) || isa<RecvOp, SendOp>(def)))
       return rv.second.getParentRegion()->getParentOp()->emitError()
              << "internal error: no producer for a plan value on rank "
              << rv.first;
-    const PlanStep &step = schedule->steps[prod->second];
-    if (step.kind == PlanStep::Local && isa<InputOp>(step.op)) {
-      auto in = cast<InputOp>(step.op);
+    if (prod == producer.end() && isa<InputOp>(def)) {
+      auto in = cast<InputOp>(def);
       InFlightDiagnostic diag = in.emitError();
       diag << "unreachable lineage: spec tensor '" << target
            << "' is computed on the plan from plan input '" << in.getName()
@@ -278,14 +278,19 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
         diag << " none";
       return diag;
     }
+    if (prod == producer.end()) {
+      // A local op of the rank's program.
+      if (d.planOps[rv.first].insert(def).second)
+        for (Value operand : def->getOperands())
+          pwork.push_back({rv.first, operand});
+      continue;
+    }
     if (!steps.insert(prod->second).second)
       continue;
+    const PlanStep &step = schedule->steps[prod->second];
     switch (step.kind) {
     case PlanStep::Local:
-      d.planOps[step.rank].insert(step.op);
-      for (Value operand : step.op->getOperands())
-        pwork.push_back({step.rank, operand});
-      break;
+      break; // not recorded (see collect)
     case PlanStep::Collective:
       for (auto &[r, mop] : step.members) {
         d.planOps[r].insert(mop);

@@ -43,7 +43,7 @@ static DictionaryAttr semanticAttrs(Operation *op) {
   return DictionaryAttr::get(op->getContext(), attrs);
 }
 
-FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan) {
+FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan, bool localSteps) {
   PlanSchedule s;
   s.mesh = plan.getMeshOp();
   if (!s.mesh)
@@ -115,7 +115,8 @@ FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan) {
           continue;
         }
         if (!isCollectiveOp(op)) {
-          s.steps.push_back({PlanStep::Local, op, r, {}, -1, nullptr});
+          if (localSteps)
+            s.steps.push_back({PlanStep::Local, op, r, {}, -1, nullptr});
           ++c.pc;
           progress = true;
           continue;

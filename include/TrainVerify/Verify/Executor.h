@@ -34,7 +34,11 @@ struct PlanSchedule {
   MeshOp mesh;
   std::vector<PlanStep> steps;
   llvm::DenseMap<int64_t, RankProgramOp> programOf;
-  static FailureOr<PlanSchedule> build(PlanOp plan);
+  /// With `localSteps` false, only collectives and point-to-point pairs are
+  /// recorded (a local op's producer is its defining op): the whole-plan
+  /// schedule of the partition then costs the communication, not
+  /// ranks x ops.
+  static FailureOr<PlanSchedule> build(PlanOp plan, bool localSteps = true);
 };
 
 /// The group index of `rank` in a chunk op's group, or -1.
