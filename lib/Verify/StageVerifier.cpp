@@ -7,6 +7,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cmath>
+#include <chrono>
 #include <random>
 
 using namespace mlir;
@@ -515,18 +516,54 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options) {
     for (size_t i : all)
       diffs.push_back(lower.term(out.pairs[i].first) !=
                       lower.term(out.pairs[i].second));
-    solver.add(z3::mk_or(diffs));
     for (size_t v = 0; v < terms.numVars(); ++v)
       if (terms.varInfo(v).isBool && lower.hasVar(v))
         solver.add(lower.var(v) >= 0 && lower.var(v) <= 1);
-    if (options.wantSmtLib)
+    if (options.wantSmtLib) {
+      solver.push();
+      solver.add(z3::mk_or(diffs));
       result.smtlib = solver.to_smt2();
+      solver.pop();
+    }
     if (differing.empty() && b.extra.empty()) {
       result.outcome = StageResult::Proven;
       result.byNormalization = true;
       return result;
     }
-    verdict = solver.check();
+    // One query per unsettled element, sharing the assumptions: the
+    // disjunction of all of them is unsat iff each is, and small queries
+    // (one element's cone) are far easier for Z3 than their disjunction
+    // (a 32-micro-batch vocabulary-parallel embedding timed out as one
+    // query). The stage's timeout is a budget shared by the queries; a sat
+    // query ends the search, an unknown one does not (a later element may
+    // still give a counterexample).
+    auto start = std::chrono::steady_clock::now();
+    verdict = z3::unsat;
+    for (unsigned k = 0; k < diffs.size(); ++k) {
+      auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+      if (spent >= (long)options.timeoutMs) {
+        verdict = z3::unknown;
+        reason = "timeout";
+        break;
+      }
+      z3::params budget(ctx);
+      budget.set("timeout", (unsigned)(options.timeoutMs - spent));
+      solver.set(budget);
+      solver.push();
+      solver.add(diffs[k]);
+      z3::check_result r = solver.check();
+      if (r == z3::sat) {
+        verdict = z3::sat;
+        break; // the model is read below, before the scope is popped
+      }
+      if (r == z3::unknown) {
+        verdict = z3::unknown;
+        reason = solver.reason_unknown();
+      }
+      solver.pop();
+    }
     if (verdict == z3::sat) {
       z3::model m = solver.get_model();
       for (size_t v = 0; v < terms.numVars(); ++v) {
