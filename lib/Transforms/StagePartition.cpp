@@ -84,7 +84,7 @@ public:
 private:
   LogicalResult collect();
   LogicalResult draft(StringRef target, StageDraft &d);
-  void emit(StageDraft &d, unsigned index);
+  StageOp emit(StageDraft &d, unsigned index);
   std::string specNameWithLineage(Value v) const;
 
   ModuleOp module;
@@ -318,7 +318,7 @@ static std::string sanitize(StringRef name) {
   return s;
 }
 
-void Partitioner::emit(StageDraft &d, unsigned index) {
+StageOp Partitioner::emit(StageDraft &d, unsigned index) {
   MLIRContext *ctx = module.getContext();
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(module.getBody());
@@ -447,14 +447,23 @@ void Partitioner::emit(StageDraft &d, unsigned index) {
       OutputOp::create(rb, v.getLoc(), name, map.lookupOrDefault(v));
     }
   }
+  return stage;
 }
 
 LogicalResult Partitioner::run() {
   if (failed(ssaCanonicalize(module)) || failed(collect()))
     return failure();
 
-  // One stage per computed spec tensor with a lineage.
-  std::vector<StageDraft> drafts;
+  // One stage per computed spec tensor with a lineage, emitted as soon as
+  // it is drafted (a draft holds every rank's ops: keeping all of them until
+  // the stages are ordered cost more memory than the plan itself).
+  struct Drafted {
+    std::string target;
+    Value specValue;
+    std::set<std::string> assumedSpecs;
+    StageOp stage;
+  };
+  std::vector<Drafted> drafts;
   for (const std::string &name : lineageOrder) {
     Value v = specNames.valueOf.lookup(name);
     if (!v || isa<InputOp>(v.getDefiningOp()))
@@ -462,7 +471,8 @@ LogicalResult Partitioner::run() {
     StageDraft d;
     if (failed(draft(name, d)))
       return failure();
-    drafts.push_back(std::move(d));
+    StageOp stage = emit(d, drafts.size());
+    drafts.push_back({d.target, d.specValue, std::move(d.assumedSpecs), stage});
   }
   if (drafts.empty())
     return module.emitError() << "nothing to verify: no computed spec tensor "
@@ -504,8 +514,13 @@ LogicalResult Partitioner::run() {
     if (failed(visit(i, path)))
       return failure();
   }
-  for (auto [n, i] : llvm::enumerate(order))
-    emit(drafts[i], n);
+  // Stages in that order, named by their position.
+  for (auto [n, i] : llvm::enumerate(order)) {
+    StageOp stage = drafts[i].stage;
+    stage.setSymName("stage" + std::to_string(n) + "_" +
+                     sanitize(drafts[i].target));
+    stage->moveBefore(module.getBody(), module.getBody()->end());
+  }
 
   // The stages replace the whole-program view.
   for (Operation &op : llvm::make_early_inc_range(*module.getBody()))
