@@ -69,7 +69,7 @@ struct StageDraft {
   Value specValue;
   llvm::SetVector<Operation *> specOps;
   llvm::SetVector<Value> specInputs; // boundary values of the spec cone
-  std::map<int64_t, std::set<Operation *>> planOps;
+  std::map<int64_t, llvm::SmallPtrSet<Operation *, 16>> planOps;
   std::map<RankValue, PlanCut, RankValueLess> planInputs;
   // A plan value can carry several target names (folded aliases).
   std::map<RankValue, std::vector<std::string>, RankValueLess> planTargets;
@@ -326,7 +326,7 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
 
   // Assumptions: lineages of assumed tensors with a plan tensor in the stage
   // (or every statement when the plan side does not read the tensor).
-  std::set<std::pair<int64_t, std::string>> readRefs;
+  llvm::DenseSet<std::pair<int64_t, StringRef>> readRefs;
   for (auto &[rv, cut] : d.planInputs)
     readRefs.insert({rv.first, cut.name});
   SmallVector<Attribute> assumes, guarantees;
@@ -335,9 +335,17 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
       continue;
     for (LineageAttr attr : lineages[name]) {
       bool used = false;
-      for (auto &group : attr.getGroupRefs())
-        for (PlanRefAttr ref : group)
-          used |= readRefs.count({ref.getRank(), ref.getName().str()}) > 0;
+      for (Attribute group : attr.getGroups()) {
+        for (Attribute a : cast<ArrayAttr>(group)) {
+          auto ref = cast<PlanRefAttr>(a);
+          if (readRefs.contains({ref.getRank(), ref.getName()})) {
+            used = true;
+            break;
+          }
+        }
+        if (used)
+          break;
+      }
       if (used)
         assumes.push_back(attr);
     }
@@ -406,6 +414,7 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
     Key k;
     k.prog = schedule->programOf.lookup(rank);
     k.ops.assign(ops.begin(), ops.end());
+    llvm::sort(k.ops); // a canonical order: equal sets give equal keys
     // Both maps are ordered by rank first: visit this rank's entries only.
     RankValue first{rank, Value()};
     for (auto it = d.planInputs.lower_bound(first);
@@ -435,9 +444,9 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
       Value v = Value::getFromOpaquePointer(ptr);
       map.map(v, InputOp::create(rb, v.getLoc(), v.getType(), name).getResult());
     }
-    std::set<Operation *> ops(k.ops.begin(), k.ops.end());
+    llvm::SmallPtrSet<Operation *, 16> ops(k.ops.begin(), k.ops.end());
     for (Operation &op : prog.getBody().front())
-      if (ops.count(&op) && !isa<InputOp>(op))
+      if (ops.contains(&op) && !isa<InputOp>(op))
         rb.clone(op, map);
     for (auto &[ptr, name] : k.targets) {
       // An alias target that is also an input already carries its name.

@@ -191,18 +191,21 @@ bool Folder::checkLineages(std::string &why) {
   }
   // The factored dimension of each tensor: every box of coordinate c lies in
   // block c along it.
+  llvm::StringMap<SmallVector<const Sub *>> subsOf;
+  for (const Sub &s : subs)
+    subsOf[s.l.getSpec().getValue()].push_back(&s);
   for (auto &entry : full) {
     StringRef t = entry.getKey();
     ArrayRef<int64_t> ext = entry.getValue();
     int found = -1;
+    auto mine = subsOf.find(t);
     for (int d = 0; d < (int)ext.size() && found < 0; ++d) {
-      if (ext[d] % n != 0)
+      if (ext[d] % n != 0 || mine == subsOf.end())
         continue;
       int64_t b = ext[d] / n;
       bool inside = true, any = false;
-      for (const Sub &s : subs) {
-        if (s.l.getSpec().getValue() != t)
-          continue;
+      for (const Sub *sp : mine->second) {
+        const Sub &s = *sp;
         any = true;
         if (s.l.getRank() != ext.size()) {
           inside = false;
