@@ -40,6 +40,7 @@ struct FoldSymmetryPass
       if (order.empty())
         for (Attribute a : mesh.getAxes())
           order.push_back(cast<StringAttr>(a).getValue().str());
+      mergeIdenticalRankPrograms(stage);
       int64_t coordinates = 1;
       for (const std::string &axis : order) {
         int64_t idx = mesh.getAxisIndex(axis);

@@ -25,6 +25,12 @@ namespace mlir::tv {
 bool foldStageAlongAxis(StageOp stage, llvm::StringRef axis,
                         std::string *whyNot = nullptr);
 
+/// Merges the rank programs of a stage's plan whose bodies are identical
+/// (ranks that run the same slice of code: a rank split out by a change in
+/// another stage runs the same code here). Returns the number of programs
+/// removed.
+unsigned mergeIdenticalRankPrograms(StageOp stage);
+
 } // namespace mlir::tv
 
 #endif
