@@ -163,7 +163,149 @@ ProgramParts mlir::tv::getProgramParts(ModuleOp module) {
   return parts;
 }
 
+/// The value of an affine expression (no symbols) at integer dimensions;
+/// nullopt on a division by zero or a non-positive divisor.
+static std::optional<int64_t> evalAffine(AffineExpr e, ArrayRef<int64_t> dims) {
+  switch (e.getKind()) {
+  case AffineExprKind::Constant:
+    return cast<AffineConstantExpr>(e).getValue();
+  case AffineExprKind::DimId:
+    return dims[cast<AffineDimExpr>(e).getPosition()];
+  case AffineExprKind::SymbolId:
+    return std::nullopt;
+  default:
+    break;
+  }
+  auto bin = cast<AffineBinaryOpExpr>(e);
+  std::optional<int64_t> l = evalAffine(bin.getLHS(), dims);
+  std::optional<int64_t> r = evalAffine(bin.getRHS(), dims);
+  if (!l || !r)
+    return std::nullopt;
+  switch (e.getKind()) {
+  case AffineExprKind::Add:
+    return *l + *r;
+  case AffineExprKind::Mul:
+    return *l * *r;
+  case AffineExprKind::Mod:
+    if (*r <= 0)
+      return std::nullopt;
+    return ((*l % *r) + *r) % *r;
+  case AffineExprKind::FloorDiv:
+    if (*r <= 0)
+      return std::nullopt;
+    return llvm::divideFloorSigned(*l, *r);
+  case AffineExprKind::CeilDiv:
+    if (*r <= 0)
+      return std::nullopt;
+    return llvm::divideCeilSigned(*l, *r);
+  default:
+    return std::nullopt;
+  }
+}
+
+FailureOr<std::vector<LineageEntry>>
+mlir::tv::collectLineages(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  std::vector<LineageEntry> out;
+  // Statements of lineage maps, merged per (spec, box): their groups are
+  // collected first and the attributes built at the end.
+  struct Pending {
+    StringAttr spec;
+    SmallVector<int64_t> lower, upper;
+    SmallVector<Attribute> groups;
+  };
+  std::vector<Pending> pending;
+  std::vector<size_t> pendingSlot; // index in `out` of each pending entry
+  llvm::StringMap<size_t> byBox;
+  SymbolTableCollection symbols;
+  std::string key;
+  for (Operation &op : *module.getBody()) {
+    if (auto lin = dyn_cast<LineageOp>(op)) {
+      out.push_back({lin.getLineage(), &op});
+      continue;
+    }
+    auto lmap = dyn_cast<LineageMapOp>(op);
+    if (!lmap)
+      continue;
+    auto mesh =
+        symbols.lookupNearestSymbolFrom<MeshOp>(lmap, lmap.getMeshAttr());
+    if (!mesh)
+      return lmap.emitOpError()
+             << "refers to unknown mesh " << lmap.getMeshAttr();
+    ArrayRef<int64_t> sizes = mesh.getSizes();
+    AffineMap map = lmap.getBlocks();
+    ArrayRef<int64_t> shape = lmap.getShape();
+    if (map.getNumDims() != sizes.size() || map.getNumResults() != shape.size())
+      return lmap.emitOpError() << "blocks map does not match the mesh and "
+                                   "the shape";
+    SmallVector<int64_t> fixed(sizes.size(), -1);
+    for (NamedAttribute w : lmap.getWhere()) {
+      int64_t idx = mesh.getAxisIndex(w.getName().getValue());
+      if (idx < 0)
+        return lmap.emitOpError()
+               << "where: no mesh axis '" << w.getName().getValue() << "'";
+      fixed[idx] = cast<IntegerAttr>(w.getValue()).getInt();
+    }
+    StringAttr spec = lmap.getSpecAttr();
+    StringAttr planName = lmap.getPlanAttr();
+    // Coordinates of the slice in row-major (rank) order.
+    SmallVector<int64_t> coords(sizes.size());
+    for (auto [i, f] : llvm::enumerate(fixed))
+      coords[i] = f < 0 ? 0 : f;
+    while (true) {
+      int64_t rank = 0;
+      for (auto [c, s] : llvm::zip(coords, sizes))
+        rank = rank * s + c;
+      SmallVector<int64_t> lower, upper;
+      for (auto [d, e] : llvm::enumerate(map.getResults())) {
+        std::optional<int64_t> idx = evalAffine(e, coords);
+        if (!idx)
+          return lmap.emitOpError()
+                 << "blocks map cannot be evaluated at rank " << rank
+                 << " (a division by a non-positive number)";
+        lower.push_back(*idx * shape[d]);
+        upper.push_back(*idx * shape[d] + shape[d]);
+      }
+      key.clear();
+      key.append(spec.getValue().data(), spec.getValue().size());
+      key.push_back('\0');
+      key.append((const char *)lower.data(), lower.size() * sizeof(int64_t));
+      auto [it, inserted] = byBox.try_emplace(key, pending.size());
+      if (inserted) {
+        pending.push_back({spec, lower, upper, {}});
+        pendingSlot.push_back(out.size());
+        out.push_back({LineageAttr(), &op});
+      }
+      pending[it->second].groups.push_back(ArrayAttr::get(
+          ctx, {PlanRefAttr::get(ctx, planName.getValue(), rank)}));
+      // Next coordinate of the slice (the last free axis fastest).
+      int64_t i = sizes.size() - 1;
+      for (; i >= 0; --i) {
+        if (fixed[i] >= 0)
+          continue;
+        if (++coords[i] < sizes[i])
+          break;
+        coords[i] = 0;
+      }
+      if (i < 0)
+        break;
+    }
+  }
+  for (auto [p, slot] : llvm::zip(pending, pendingSlot))
+    out[slot].attr = LineageAttr::get(ctx, p.spec, p.lower, p.upper,
+                                      ArrayAttr::get(ctx, p.groups));
+  return out;
+}
+
 LogicalResult mlir::tv::checkLineages(ModuleOp module) {
+  FailureOr<std::vector<LineageEntry>> lineages = collectLineages(module);
+  if (failed(lineages))
+    return failure();
+  return checkLineages(module, *lineages);
+}
+
+LogicalResult mlir::tv::checkLineages(ModuleOp module,
+                                      ArrayRef<LineageEntry> lineages) {
   auto [mesh, spec, plan] = getProgramParts(module);
   (void)mesh;
   if (!spec || !plan)
@@ -187,13 +329,20 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module) {
   // must name plan inputs, and a plan tensor may stand for one slice only.
   std::map<std::pair<int64_t, std::string>, std::pair<std::string, Box>>
       initialRefs;
-  for (auto lin : module.getBody()->getOps<LineageOp>()) {
-    LineageAttr attr = lin.getLineage();
+  // A lineage map stands for many statements: report each of its faults once.
+  llvm::SmallPtrSet<Operation *, 8> reported;
+  auto report = [&](Operation *op) {
+    return !isa<LineageMapOp>(op) || reported.insert(op).second;
+  };
+  for (const LineageEntry &entry : lineages) {
+    LineageAttr attr = entry.attr;
+    Operation *lin = entry.op;
     auto it = specNames.find(attr.getSpec().getValue());
     if (it == specNames.end()) {
-      lin.emitError() << where(lin) << "lineage names spec tensor '"
-                      << attr.getSpec().getValue()
-                      << "' that the spec does not define";
+      if (report(lin))
+        lin->emitError() << where(lin) << "lineage names spec tensor '"
+                         << attr.getSpec().getValue()
+                         << "' that the spec does not define";
       ok = false;
       continue;
     }
@@ -201,8 +350,10 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module) {
             SmallVector<int64_t>(attr.getUpper())};
     ArrayRef<int64_t> full = it->second.type.getShape();
     if (!Box::full(full).contains(box)) {
-      lin.emitError() << where(lin) << "lineage slice of '" << attr.getSpec().getValue()
-                      << "' lies outside its shape " << shapeStr(full);
+      if (report(lin))
+        lin->emitError() << where(lin) << "lineage slice of '"
+                         << attr.getSpec().getValue()
+                         << "' lies outside its shape " << shapeStr(full);
       ok = false;
       continue;
     }
@@ -210,53 +361,58 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module) {
       for (PlanRefAttr ref : group) {
         auto rp = rankProg.find(ref.getRank());
         if (rp == rankProg.end()) {
-          lin.emitError() << where(lin) << "lineage refers to rank " << ref.getRank()
-                          << " that runs no program";
+          if (report(lin))
+            lin->emitError() << where(lin) << "lineage refers to rank "
+                             << ref.getRank() << " that runs no program";
           ok = false;
           continue;
         }
         auto &names = progNames[rp->second];
         auto pt = names.find(ref.getName());
         if (pt == names.end()) {
-          lin.emitError() << where(lin) << "lineage refers to plan tensor '"
-                          << ref.getName() << "' that rank "
-                          << ref.getRank() << " does not define";
+          if (report(lin))
+            lin->emitError() << where(lin) << "lineage refers to plan tensor '"
+                             << ref.getName() << "' that rank " << ref.getRank()
+                             << " does not define";
           ok = false;
           continue;
         }
         if (it->second.isInput && !pt->second.isInput) {
-          lin.emitError() << where(lin) << "lineage of spec input '"
-                          << attr.getSpec().getValue() << "' names plan tensor '"
-                          << ref.getName() << "' on rank " << ref.getRank()
-                          << ", which the plan computes; an input's lineage "
-                             "must name plan inputs (what computes the tensor "
-                             "would never be checked)";
+          if (report(lin))
+            lin->emitError()
+                << where(lin) << "lineage of spec input '"
+                << attr.getSpec().getValue() << "' names plan tensor '"
+                << ref.getName() << "' on rank " << ref.getRank()
+                << ", which the plan computes; an input's lineage "
+                   "must name plan inputs (what computes the tensor "
+                   "would never be checked)";
           ok = false;
           continue;
         }
         if (it->second.isInput) {
           auto [prev, inserted] = initialRefs.try_emplace(
-              {ref.getRank(), ref.getName().str()},
-              attr.getSpec().str(), box);
+              {ref.getRank(), ref.getName().str()}, attr.getSpec().str(), box);
           if (!inserted && (prev->second.first != attr.getSpec().getValue() ||
                             !(prev->second.second == box))) {
-            lin.emitError() << where(lin) << "plan input '" << ref.getName()
-                            << "' on rank " << ref.getRank()
-                            << " is assumed equal to two different spec "
-                               "input slices ('"
-                            << prev->second.first << "' and '"
-                            << attr.getSpec().getValue()
-                            << "'); that would restrict the inputs";
+            if (report(lin))
+              lin->emitError() << where(lin) << "plan input '" << ref.getName()
+                               << "' on rank " << ref.getRank()
+                               << " is assumed equal to two different spec "
+                                  "input slices ('"
+                               << prev->second.first << "' and '"
+                               << attr.getSpec().getValue()
+                               << "'); that would restrict the inputs";
             ok = false;
             continue;
           }
         }
         if (pt->second.type.getShape() != ArrayRef<int64_t>(box.shape())) {
-          lin.emitError() << where(lin) << "plan tensor '" << ref.getName()
-                          << "' on rank " << ref.getRank() << " has shape "
-                          << shapeStr(pt->second.type.getShape())
-                          << " but the lineage slice has shape "
-                          << shapeStr(box.shape());
+          if (report(lin))
+            lin->emitError()
+                << where(lin) << "plan tensor '" << ref.getName()
+                << "' on rank " << ref.getRank() << " has shape "
+                << shapeStr(pt->second.type.getShape())
+                << " but the lineage slice has shape " << shapeStr(box.shape());
           ok = false;
         }
       }
@@ -272,13 +428,15 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module) {
     for (auto &p : list)
       ptrs.push_back(&p.first);
     for (auto [i, j] : overlappingPairs(ptrs)) {
+      ok = false;
+      if (!report(list[i].second))
+        continue;
       InFlightDiagnostic d = list[i].second->emitError()
                              << where(list[i].second) << "lineage slice of '"
                              << entry.getKey()
                              << "' overlaps another; express replicas as "
                                 "groups of one lineage";
       d.attachNote(list[j].second->getLoc()) << "overlapping lineage";
-      ok = false;
     }
   }
   if (!ok)

@@ -128,7 +128,8 @@ LogicalResult SpecOp::verifyRegions() {
             AllToAllOp, BroadcastCommOp, ReduceOp, ChunkOp>(op))
       return op.emitOpError() << "is a communication op; a spec runs on one "
                                  "device";
-    if (isa<RankProgramOp, SpecOp, PlanOp, StageOp, MeshOp, LineageOp>(op))
+    if (isa<RankProgramOp, SpecOp, PlanOp, StageOp, MeshOp, LineageOp,
+            LineageMapOp>(op))
       return op.emitOpError() << "cannot appear inside a spec";
   }
   return verifyUniqueNames(getBody().front());
@@ -168,9 +169,9 @@ LogicalResult PlanOp::verifyRegions() {
                                  "in tv.rank_program";
     for (int64_t r : prog.getRanks()) {
       if (r < 0 || r >= numRanks)
-        return prog.emitOpError() << "lists rank " << r << " but mesh "
-                                  << getMeshAttr() << " has " << numRanks
-                                  << " ranks";
+        return prog.emitOpError()
+               << "lists rank " << r << " but mesh " << getMeshAttr() << " has "
+               << numRanks << " ranks";
       if (owner[r]) {
         InFlightDiagnostic d = prog.emitOpError()
                                << "lists rank " << r
@@ -197,7 +198,8 @@ LogicalResult RankProgramOp::verify() {
     if (!seen.insert(r).second)
       return emitOpError() << "lists rank " << r << " twice";
   for (Operation &op : getBody().front())
-    if (isa<RankProgramOp, SpecOp, PlanOp, StageOp, MeshOp, LineageOp>(op))
+    if (isa<RankProgramOp, SpecOp, PlanOp, StageOp, MeshOp, LineageOp,
+            LineageMapOp>(op))
       return op.emitOpError() << "cannot appear inside a rank program";
   return verifyUniqueNames(getBody().front());
 }
@@ -237,5 +239,52 @@ LogicalResult StageOp::verifyRegions() {
                          << specs << " and " << plans;
   if (getGuarantees().empty())
     return emitOpError() << "guarantees nothing";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LineageMapOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LineageMapOp::verify() {
+  AffineMap map = getBlocks();
+  if (map.getNumSymbols() != 0)
+    return emitOpError() << "blocks map must not have symbols";
+  if (map.getNumResults() != getShape().size())
+    return emitOpError() << "blocks map has " << map.getNumResults()
+                         << " results but the shape has " << getShape().size()
+                         << " dimensions";
+  for (int64_t n : getShape())
+    if (n < 1)
+      return emitOpError() << "block shape must be positive, got " << n;
+  for (NamedAttribute w : getWhere()) {
+    auto v = dyn_cast<IntegerAttr>(w.getValue());
+    if (!v || v.getInt() < 0)
+      return emitOpError() << "where: coordinate of axis '" << w.getName().getValue()
+                           << "' must be a non-negative integer";
+  }
+  return success();
+}
+
+LogicalResult
+LineageMapOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto mesh = symbolTable.lookupNearestSymbolFrom<MeshOp>(*this, getMeshAttr());
+  if (!mesh)
+    return emitOpError() << "refers to unknown mesh " << getMeshAttr();
+  if (getBlocks().getNumDims() != mesh.getAxes().size())
+    return emitOpError() << "blocks map has " << getBlocks().getNumDims()
+                         << " dimensions but mesh " << getMeshAttr() << " has "
+                         << mesh.getAxes().size() << " axes";
+  for (NamedAttribute w : getWhere()) {
+    int64_t idx = mesh.getAxisIndex(w.getName().getValue());
+    if (idx < 0)
+      return emitOpError() << "where: mesh " << getMeshAttr()
+                           << " has no axis '" << w.getName().getValue() << "'";
+    int64_t c = cast<IntegerAttr>(w.getValue()).getInt();
+    if (c >= mesh.getSizes()[idx])
+      return emitOpError() << "where: coordinate " << c << " of axis '"
+                           << w.getName().getValue() << "' is outside its size "
+                           << mesh.getSizes()[idx];
+  }
   return success();
 }

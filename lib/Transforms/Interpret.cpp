@@ -37,16 +37,16 @@ void InterpretPass::runOnOperation() {
                             "tv.spec / tv.plan pair";
       return signalPassFailure();
     }
-    if (failed(checkLineages(module)))
+    FailureOr<std::vector<LineageEntry>> all = collectLineages(module);
+    if (failed(all) || failed(checkLineages(module, *all)))
       return signalPassFailure();
     llvm::StringSet<> inputs;
     for (auto in : spec.getBody().front().getOps<InputOp>())
       inputs.insert(in.getName());
     SmallVector<Attribute> assumes, guarantees;
-    for (auto lin : module.getOps<LineageOp>())
-      (inputs.contains(lin.getLineage().getSpec().getValue()) ? assumes
-                                                               : guarantees)
-          .push_back(lin.getLineage());
+    for (const LineageEntry &lin : *all)
+      (inputs.contains(lin.attr.getSpec().getValue()) ? assumes : guarantees)
+          .push_back(lin.attr);
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     temp = StageOp::create(b, module.getLoc(), "whole_program",
                            b.getArrayAttr(assumes), b.getArrayAttr(guarantees));

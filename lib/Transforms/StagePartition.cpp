@@ -139,11 +139,12 @@ LogicalResult Partitioner::collect() {
              << "module is already partitioned into stages";
     return module.emitError() << "module needs a tv.spec and a tv.plan";
   }
-  if (failed(checkLineages(module)))
+  FailureOr<std::vector<LineageEntry>> all = collectLineages(module);
+  if (failed(all) || failed(checkLineages(module, *all)))
     return failure();
   specNames.build(spec.getBody().front());
-  for (auto lin : module.getOps<LineageOp>()) {
-    LineageAttr attr = lin.getLineage();
+  for (const LineageEntry &entry : *all) {
+    LineageAttr attr = entry.attr;
     StringRef name = attr.getSpec().getValue();
     if (!lineages.count(name)) {
       lineagePos[name] = lineageOrder.size();
@@ -533,7 +534,7 @@ LogicalResult Partitioner::run() {
 
   // The stages replace the whole-program view.
   for (Operation &op : llvm::make_early_inc_range(*module.getBody()))
-    if (isa<SpecOp, PlanOp, LineageOp>(op))
+    if (isa<SpecOp, PlanOp, LineageOp, LineageMapOp>(op))
       op.erase();
   return success();
 }

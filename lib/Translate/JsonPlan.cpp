@@ -96,8 +96,12 @@ LogicalResult exportJsonPlan(ModuleOp module, llvm::raw_ostream &os) {
   }
   root["programs"] = std::move(programs);
   json::Array lineages;
-  for (auto lin : module.getOps<LineageOp>()) {
-    LineageAttr l = lin.getLineage();
+  // Lineage maps are written out as the statements they stand for.
+  FailureOr<std::vector<LineageEntry>> all = collectLineages(module);
+  if (failed(all))
+    return failure();
+  for (const LineageEntry &lin : *all) {
+    LineageAttr l = lin.attr;
     json::Array box, groups;
     for (unsigned d = 0; d < l.getRank(); ++d)
       box.push_back(json::Array{l.getLower()[d], l.getUpper()[d]});

@@ -1447,56 +1447,42 @@ std::string Gen::stageProgram(int64_t s) {
 }
 
 std::string Gen::lineages() {
-  struct Lin {
-    std::string spec, box;
-    std::vector<std::string> groups;
-  };
-  std::vector<Lin> lins;
-  llvm::StringMap<size_t> index;
-  for (const Rec &r : recs) {
-    for (int64_t dd = 0; dd < p.dp; ++dd) {
-      int64_t e = dd % p.ep, edp = dd / p.ep;
-      for (int64_t t = 0; t < p.tp; ++t) {
-        std::string box = "[";
-        for (size_t i = 0; i < r.shape.size(); ++i) {
-          int64_t n = r.shape[i], lo = 0;
-          // Block index along this dimension: model-parallel (tp or ep)
-          // outer, the ZeRO shard inner.
-          int64_t idx = 0;
-          if ((int64_t)i == r.batchDim)
-            idx = dd * p.mb + r.mb;
-          if ((int64_t)i == r.tpDim)
-            idx = t;
-          if ((int64_t)i == r.epDim)
-            idx = e;
-          if ((int64_t)i == r.zDim) {
-            int64_t zn = r.zExpert ? p.dp / p.ep : p.dp;
-            idx = idx * zn + (r.zExpert ? edp : dd);
-          }
-          lo = idx * n;
-          box += (i ? ", " : "") + std::to_string(lo) + ":" +
-                 std::to_string(lo + n);
-        }
-        box += "]";
-        std::string key = r.spec + "\x01" + box;
-        auto it = index.find(key);
-        if (it == index.end()) {
-          index[key] = lins.size();
-          lins.push_back({r.spec, box, {}});
-          it = index.find(key);
-        }
-        lins[it->second].groups.push_back(
-            "[\"" + r.plan + "\":" + std::to_string(rankOf(dd, r.stage, t)) +
-            "]");
-      }
-    }
-  }
+  // One tv.lineage_map per plan tensor and pipeline stage: the block of the
+  // spec tensor a rank holds is affine in its mesh coordinates (d0.. in the
+  // mesh's axis order), so the statement does not grow with dp, tp or ep.
+  const bool ep = p.ep > 1;
+  const std::string dims = ep ? "(d0, d1, d2, d3)" : "(d0, d1, d2)";
+  // The data-parallel index dd = edp * ep + e, its parts, and the tp index.
+  const std::string dd = ep ? "(d0 * " + std::to_string(p.ep) + " + d1)" : "d0";
+  const std::string edp = "d0", e = ep ? "d1" : "0", t = ep ? "d3" : "d2";
   std::string out;
-  for (const Lin &l : lins) {
-    out += "tv.lineage #tv.lineage<\"" + l.spec + "\"" + l.box + " = ";
-    for (size_t i = 0; i < l.groups.size(); ++i)
-      out += (i ? " | " : "") + l.groups[i];
-    out += ">\n";
+  for (const Rec &r : recs) {
+    std::string map = "affine_map<" + dims + " -> (";
+    for (size_t i = 0; i < r.shape.size(); ++i) {
+      // Block index along this dimension: model-parallel (tp or ep) outer,
+      // the ZeRO shard inner.
+      std::string idx = "0";
+      if ((int64_t)i == r.batchDim)
+        idx = dd + " * " + std::to_string(p.mb) + " + " + std::to_string(r.mb);
+      if ((int64_t)i == r.tpDim)
+        idx = t;
+      if ((int64_t)i == r.epDim)
+        idx = e;
+      if ((int64_t)i == r.zDim) {
+        int64_t zn = r.zExpert ? p.dp / p.ep : p.dp;
+        idx = "(" + idx + ") * " + std::to_string(zn) + " + " +
+              (r.zExpert ? edp : dd);
+      }
+      map += (i ? ", " : "") + idx;
+    }
+    map += ")>";
+    std::string shape = "[";
+    for (size_t i = 0; i < r.shape.size(); ++i)
+      shape += (i ? ", " : "") + std::to_string(r.shape[i]);
+    shape += "]";
+    out += "tv.lineage_map \"" + r.spec + "\" blocks " + map + " shape " +
+           shape + " = \"" + r.plan + "\" on @mesh where {pp = " +
+           std::to_string(r.stage) + " : i64}\n";
   }
   return out;
 }

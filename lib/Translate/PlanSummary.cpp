@@ -27,7 +27,7 @@ LogicalResult mlir::tv::exportPlanSummary(ModuleOp module,
                                           llvm::raw_ostream &os) {
   llvm::json::Object root;
   llvm::json::Array meshes, specs, plans;
-  int64_t lineages = 0, stages = 0;
+  int64_t lineages = 0, lineageMaps = 0, stages = 0;
   for (Operation &op : module.getBody()->getOperations()) {
     if (auto mesh = dyn_cast<MeshOp>(op)) {
       llvm::json::Object m;
@@ -60,6 +60,8 @@ LogicalResult mlir::tv::exportPlanSummary(ModuleOp module,
           {"programs", std::move(progs)}});
     } else if (isa<LineageOp>(op)) {
       ++lineages;
+    } else if (isa<LineageMapOp>(op)) {
+      ++lineageMaps;
     } else if (isa<StageOp>(op)) {
       ++stages;
     }
@@ -68,6 +70,7 @@ LogicalResult mlir::tv::exportPlanSummary(ModuleOp module,
   root["specs"] = std::move(specs);
   root["plans"] = std::move(plans);
   root["lineages"] = lineages;
+  root["lineage_maps"] = lineageMaps;
   root["stages"] = stages;
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
   return success();

@@ -820,7 +820,7 @@ bool mlir::tv::isLocalComputeOp(Operation *op) {
          !isCollectiveOp(op) &&
          !isa<InputOp, TagOp, OutputOp, AccumulateOp, BufferReadOp, SendOp,
               RecvOp, ChunkOp, MeshOp, SpecOp, PlanOp, RankProgramOp,
-              LineageOp, StageOp>(op);
+              LineageOp, LineageMapOp, StageOp>(op);
 }
 
 template <typename D>

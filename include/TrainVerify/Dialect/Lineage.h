@@ -7,6 +7,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include <optional>
+#include <vector>
 
 namespace mlir::tv {
 
@@ -41,12 +42,30 @@ struct ProgramParts {
 };
 ProgramParts getProgramParts(ModuleOp module);
 
+/// One lineage statement of a module and the op that states it (a
+/// `tv.lineage`, or the first `tv.lineage_map` naming its box).
+struct LineageEntry {
+  LineageAttr attr;
+  Operation *op;
+};
+
+/// Every lineage statement of a module in order: `tv.lineage` ops as they
+/// are written, and the statements `tv.lineage_map` ops stand for, those of
+/// one (spec tensor, box) merged into one lineage whose groups are the
+/// replicas (at the position of the first). Fails, with a diagnostic at the
+/// op, when a map's mesh does not resolve or its block index cannot be
+/// evaluated.
+FailureOr<std::vector<LineageEntry>> collectLineages(ModuleOp module);
+
 /// Checks every `tv.lineage` of a module against its `tv.spec` and `tv.plan`:
 /// the spec tensor exists and holds the slice, every referenced plan tensor
 /// exists on its rank with the slice's shape, slices of one tensor do not
 /// overlap, and the slices of every spec output tile it. Emits diagnostics
 /// at the lineage ops; fails if any rule breaks.
 LogicalResult checkLineages(ModuleOp module);
+/// The same, on lineages already collected by collectLineages.
+LogicalResult checkLineages(ModuleOp module,
+                            llvm::ArrayRef<LineageEntry> lineages);
 
 } // namespace mlir::tv
 

@@ -128,6 +128,39 @@ def TV_LineageOp : TV_Op<"lineage", []> {
   let assemblyFormat = "$lineage attr-dict";
 }
 
+def TV_LineageMapOp : TV_Op<"lineage_map", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "The lineage statements of one plan tensor over a mesh slice";
+  let description = [{
+    One statement for a plan tensor that every rank of a slice of the mesh
+    holds, each rank a different (or a replicated) block of the spec tensor:
+
+    ```mlir
+    tv.lineage_map "h" blocks affine_map<(d0, d1, d2) -> (d0 * 2 + 1, d2)>
+        shape [4, 64] = "h_mb1" on @mesh where {pp = 0 : i64}
+    ```
+
+    stands for, on every rank `r` of mesh `@mesh` whose coordinates match
+    `where` (here pp = 0), the lineage `"h"[box] = ["h_mb1":r]`, where
+    `blocks` maps r's mesh coordinates (one dimension per mesh axis, in the
+    mesh's order) to a block index per tensor dimension and the box is
+    `[index * shape, (index + 1) * shape)`. The statements of all
+    `tv.lineage_map` ops of a module that name the same box of the same spec
+    tensor are one lineage whose groups are the replicas, in module order and
+    then rank order. It says exactly what those `tv.lineage` statements say
+    (docs/decisions.md #32), in one line instead of one per block: a plan of
+    thousands of ranks and tens of micro-batches stays small.
+  }];
+  let arguments = (ins StrAttr:$spec, AffineMapAttr:$blocks,
+                       DenseI64ArrayAttr:$shape, StrAttr:$plan,
+                       FlatSymbolRefAttr:$mesh, DictionaryAttr:$where);
+  let assemblyFormat = [{
+    $spec `blocks` $blocks `shape` $shape `=` $plan `on` $mesh `where` $where
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 def TV_StageOp : TV_Op<"stage", [Symbol, SingleBlock, NoTerminator,
     IsolatedFromAbove]> {
   let summary = "One verification stage: spec and plan sub-programs";
