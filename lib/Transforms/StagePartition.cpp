@@ -40,8 +40,8 @@ struct RankValueLess {
 
 /// A plan tensor that carries a lineage: its spec tensor and its name.
 struct PlanCut {
-  std::string spec;
-  std::string name;
+  StringRef spec; // storage of the lineage attributes (lives in the context)
+  StringRef name;
 };
 
 /// Names given to values by tv.input / tv.tag / tv.output in one block.
@@ -158,6 +158,11 @@ LogicalResult Partitioner::collect() {
   schedule = std::move(*sched);
   for (auto prog : plan.getBody().front().getOps<RankProgramOp>())
     progNames[prog].build(prog.getBody().front());
+  size_t refs = 0;
+  for (const LineageEntry &entry : *all)
+    for (Attribute group : entry.attr.getGroups())
+      refs += cast<ArrayAttr>(group).size();
+  planCuts.reserve(refs);
   for (const std::string &name : lineageOrder)
     for (LineageAttr attr : lineages[name])
       for (auto &group : attr.getGroupRefs())
@@ -165,7 +170,7 @@ LogicalResult Partitioner::collect() {
           RankProgramOp prog = schedule->programOf.lookup(ref.getRank());
           Value v = progNames[prog].valueOf.lookup(ref.getName());
           planCuts.try_emplace({ref.getRank(), v},
-                               PlanCut{name, ref.getName().str()});
+                               PlanCut{attr.getSpec().getValue(), ref.getName()});
         }
   for (auto [i, step] : llvm::enumerate(schedule->steps)) {
     switch (step.kind) {
@@ -239,7 +244,7 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
     if (cut != planCuts.end() &&
         (!targets.count(rv) || cut->second.spec != d.target)) {
       d.planInputs[rv] = cut->second;
-      d.assumedSpecs.insert(cut->second.spec);
+      d.assumedSpecs.insert(cut->second.spec.str());
       continue;
     }
     auto prod = producer.find(rv);
@@ -421,7 +426,7 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
     for (auto it = d.planInputs.lower_bound(first);
          it != d.planInputs.end() && it->first.first == rank; ++it)
       k.inputs.push_back({it->first.second.getAsOpaquePointer(),
-                          it->second.name});
+                          it->second.name.str()});
     for (auto it = d.planTargets.lower_bound(first);
          it != d.planTargets.end() && it->first.first == rank; ++it)
       for (const std::string &name : it->second)
