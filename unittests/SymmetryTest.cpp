@@ -167,3 +167,79 @@ TEST_F(SymmetryFixture, FoldsAlongTwoAxes) {
   StageResult r = verifyStage(s, StageOptions());
   EXPECT_EQ(r.outcome, StageResult::Proven) << r.headline;
 }
+
+namespace {
+/// A weight-gradient stage over two micro-batches; `accumulate` is the plan's
+/// sum of the two micro-batches' gradients (or what replaces it).
+std::string laneStage(const std::string &accumulate) {
+  return R"(
+tv.mesh @mesh axes ["dp"] sizes [1]
+tv.stage @s assumes [#tv.lineage<"w"[0:3, 0:2] = ["w":0]>, #tv.lineage<"x"[0:2, 0:2] = ["x_mb0":0]>, #tv.lineage<"x"[2:4, 0:2] = ["x_mb1":0]>, #tv.lineage<"g"[0:2, 0:3] = ["g_mb0":0]>, #tv.lineage<"g"[2:4, 0:3] = ["g_mb1":0]>]
+    guarantees [#tv.lineage<"dw"[0:3, 0:2] = ["dw":0]>] {
+  tv.spec @spec {
+    %x = tv.input "x" : tensor<4x2xf32>
+    %w = tv.input "w" : tensor<3x2xf32>
+    %g = tv.input "g" : tensor<4x3xf32>
+    %dx, %dw = tv.linear_grad %x, %w, %g : tensor<4x2xf32>, tensor<3x2xf32>, tensor<4x3xf32>
+    tv.output "dw", %dw : tensor<3x2xf32>
+  }
+  tv.plan @plan mesh @mesh micro_batches 2 {
+    tv.rank_program [0] {
+      %x0 = tv.input "x_mb0" : tensor<2x2xf32>
+      %x1 = tv.input "x_mb1" : tensor<2x2xf32>
+      %w = tv.input "w" : tensor<3x2xf32>
+      %g0 = tv.input "g_mb0" : tensor<2x3xf32>
+      %g1 = tv.input "g_mb1" : tensor<2x3xf32>
+      %dx0, %dw0 = tv.linear_grad %x0, %w, %g0 {mb = 0 : i64} : tensor<2x2xf32>, tensor<3x2xf32>, tensor<2x3xf32>
+      %dx1, %dw1 = tv.linear_grad %x1, %w, %g1 {mb = 1 : i64} : tensor<2x2xf32>, tensor<3x2xf32>, tensor<2x3xf32>
+      )" + accumulate + R"(
+      tv.output "dw", %s : tensor<3x2xf32>
+    }
+  }
+}
+)";
+}
+} // namespace
+
+TEST_F(SymmetryFixture, MicroBatchSumFoldsToMicroBatchZeroAndProves) {
+  StageOp s = load(laneStage("%s = tv.add %dw0, %dw1 : tensor<3x2xf32>, "
+                             "tensor<3x2xf32> -> tensor<3x2xf32>"));
+  ASSERT_TRUE(s);
+  std::string why;
+  ASSERT_TRUE(foldStageMicroBatches(s, &why)) << why;
+  EXPECT_TRUE(s.getPlan().getFoldedMicroBatches());
+  // The spec keeps micro-batch 0's rows; the plan its lane and no sum.
+  auto x = cast<RankedTensorType>(specInputType(s, "x"));
+  EXPECT_EQ(x.getShape(), ArrayRef<int64_t>({2, 2}));
+  unsigned ops = 0, adds = 0;
+  s.getPlan().walk([&](Operation *op) {
+    ops += isa<LinearGradOp>(op);
+    adds += isa<AddOp>(op);
+  });
+  EXPECT_EQ(ops, 1u);
+  EXPECT_EQ(adds, 0u);
+  EXPECT_EQ(s.getAssumes().size(), 3u); // w, x and g of micro-batch 0
+  StageResult r = verifyStage(s, StageOptions());
+  EXPECT_EQ(r.outcome, StageResult::Proven) << r.headline;
+  EXPECT_FALSE(foldStageMicroBatches(s, &why));
+  EXPECT_NE(why.find("already folded"), std::string::npos) << why;
+}
+
+TEST_F(SymmetryFixture, WrongMicroBatchSumsAreNotFolded) {
+  // One term twice, a scaled sum, one term only: each refused, and the
+  // stage, verified in full, is not proven.
+  for (const char *acc :
+       {"%s = tv.add %dw0, %dw0 : tensor<3x2xf32>, tensor<3x2xf32> -> "
+        "tensor<3x2xf32>",
+        "%t = tv.add %dw0, %dw1 : tensor<3x2xf32>, tensor<3x2xf32> -> "
+        "tensor<3x2xf32>\n %s = tv.exp %t : tensor<3x2xf32>",
+        "%s = tv.copy %dw1 : tensor<3x2xf32>"}) {
+    StageOp s = load(laneStage(acc));
+    ASSERT_TRUE(s) << acc;
+    std::string why;
+    EXPECT_FALSE(foldStageMicroBatches(s, &why)) << acc;
+    EXPECT_FALSE(s.getPlan().getFoldedMicroBatches());
+    StageResult r = verifyStage(s, StageOptions());
+    EXPECT_NE(r.outcome, StageResult::Proven) << acc;
+  }
+}

@@ -146,6 +146,8 @@ LogicalResult PlanOp::verifyRegions() {
   if ((int64_t)getMicroBatches() < 1)
     return emitOpError() << "needs at least one micro-batch, got "
                          << getMicroBatches();
+  if (getFoldedMicroBatches() && !(*this)->getParentOfType<StageOp>())
+    return emitOpError() << "can be folded only inside a tv.stage";
   if (ArrayAttr folded = getFoldedAttr()) {
     if (!(*this)->getParentOfType<StageOp>())
       return emitOpError() << "can be folded only inside a tv.stage";

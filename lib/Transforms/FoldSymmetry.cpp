@@ -54,8 +54,17 @@ struct FoldSymmetryPass
         std::string why;
         if (foldStageAlongAxis(stage, axis, &why))
           coordinates *= mesh.getSizes()[idx];
-        else if (explain)
+        else if (explain && mesh.getSizes()[idx] > 1)
           stage.emitRemark() << "not folded along '" << axis << "': " << why;
+      }
+      if (ok && microBatches && plan.getMicroBatches() > 1) {
+        std::string why;
+        if (foldStageMicroBatches(stage, &why)) {
+          ++numLaneFolded;
+          coordinates *= plan.getMicroBatches();
+        } else if (explain) {
+          stage.emitRemark() << "micro-batches not folded: " << why;
+        }
       }
       if (coordinates > 1) {
         ++numFolded;

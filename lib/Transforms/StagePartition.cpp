@@ -402,7 +402,8 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
   auto newPlan = PlanOp::create(b, plan.getLoc(), b.getStringAttr("plan"),
                                 plan.getMeshAttr(),
                                 plan.getMicroBatchesAttr(),
-                                /*folded=*/ArrayAttr());
+                                /*folded=*/ArrayAttr(),
+                                /*folded_micro_batches=*/UnitAttr());
   Block *planBody = new Block();
   newPlan.getBody().push_back(planBody);
   struct Key {

@@ -253,7 +253,8 @@ public:
     auto plan = PlanOp::create(
         b, loc, b.getStringAttr("plan"), FlatSymbolRefAttr::get(ctx, meshName),
         b.getI64IntegerAttr(root.getInteger("micro_batches").value_or(1)),
-        /*folded=*/ArrayAttr());
+        /*folded=*/ArrayAttr(),
+                                /*folded_micro_batches=*/UnitAttr());
     plan.getBody().push_back(new Block());
     const json::Array *programs = root.getArray("programs");
     if (!programs) {

@@ -1029,7 +1029,8 @@ OwningOpRef<ModuleOp> Importer::run(const json::Object &root) {
   b.setInsertionPointToEnd(module.getBody());
   auto plan = PlanOp::create(b, fileLoc, b.getStringAttr("plan"),
                              FlatSymbolRefAttr::get(ctx, "mesh"),
-                             b.getI64IntegerAttr(nmb), /*folded=*/ArrayAttr());
+                             b.getI64IntegerAttr(nmb), /*folded=*/ArrayAttr(),
+                                /*folded_micro_batches=*/UnitAttr());
   Block *planBody = new Block();
   plan.getBody().push_back(planBody);
   const json::Object *gpRanks = gpObj->getObject("ranks");

@@ -124,6 +124,14 @@ template <typename D> struct Bindings {
       auto it = spec.find(l.getSpec().str());
       int kind = 0;
       if (it != spec.end()) {
+        ArrayRef<int64_t> full = it->second.shape;
+        bool inside = full.size() == l.getRank();
+        for (unsigned k = 0; inside && k < l.getRank(); ++k)
+          inside = l.getLower()[k] >= 0 && l.getUpper()[k] <= full[k];
+        if (!inside)
+          return stage.emitError()
+                 << "assumed lineage of '" << l.getSpec().getValue()
+                 << "' lies outside the stage's spec tensor";
         slice = sliceOf(it->second, l);
       } else {
         for (auto &g : l.getGroupRefs())

@@ -54,14 +54,21 @@ def TV_PlanOp : TV_Op<"plan", [SingleBlock, NoTerminator,
     those axes, and a collective's group along a folded axis is the rank
     alone. The proof of the folded stage implies the stage's claim for every
     coordinate of the axis (docs/symmetry.md).
+
+    `folded_micro_batches` (only in a `tv.stage`) says the stage was folded
+    to micro-batch 0: the plan keeps the ops of micro-batch 0 and the ops no
+    micro-batch owns, a sum over the micro-batches is its micro-batch-0 term,
+    and the proof implies the claim for every micro-batch.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, FlatSymbolRefAttr:$mesh,
                        I64Attr:$micro_batches,
-                       OptionalAttr<StrArrayAttr>:$folded);
+                       OptionalAttr<StrArrayAttr>:$folded,
+                       UnitAttr:$folded_micro_batches);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `mesh` $mesh `micro_batches` $micro_batches
-    (`folded` $folded^)? attr-dict-with-keyword $body
+    (`folded` $folded^)? (`folded_micro_batches` $folded_micro_batches^)?
+    attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{

@@ -52,13 +52,23 @@ def TVFoldSymmetry : Pass<"tv-fold-symmetry", "::mlir::ModuleOp"> {
     through linear ops only, matched by a sum all-reduce along the axis in the
     plan. The folded stage keeps the ranks of coordinate 0, their lineages and
     block 0 of the spec; its plan is marked `folded`. A stage where one rank
-    runs a different program (a single-rank bug) is not folded. See
-    docs/symmetry.md.
+    runs a different program (a single-rank bug) is not folded.
+
+    Then, with `micro-batches` (the default), the micro-batches of the stage
+    are folded the same way: each micro-batch's ops (its lane) must be those
+    of micro-batch 0 reading its own inputs, its lineages micro-batch 0's
+    translated, and lanes must meet only in sums over every micro-batch (the
+    gradient accumulation); the stage keeps micro-batch 0, a sum over the
+    micro-batches becomes its micro-batch-0 term, and the plan is marked
+    `folded_micro_batches`. A stage where one micro-batch differs is not
+    folded. See docs/symmetry.md.
   }];
   let options = [
     ListOption<"axes", "axes", "std::string",
                "Mesh axes to fold along, in order (default: every axis in "
                "mesh order)">,
+    Option<"microBatches", "micro-batches", "bool", "true",
+           "Fold the micro-batches too, after the mesh axes">,
     Option<"explain", "explain", "bool", "false",
            "Emit a remark for each stage and axis that is not folded, saying "
            "why">,
@@ -68,6 +78,8 @@ def TVFoldSymmetry : Pass<"tv-fold-symmetry", "::mlir::ModuleOp"> {
               "Stages folded along at least one axis">,
     Statistic<"numCoordinates", "coordinates-discharged",
               "Coordinates proven by symmetry instead of on their own">,
+    Statistic<"numLaneFolded", "stages-micro-batches-folded",
+              "Stages folded to micro-batch 0">,
   ];
 }
 

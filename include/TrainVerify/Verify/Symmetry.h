@@ -25,6 +25,15 @@ namespace mlir::tv {
 bool foldStageAlongAxis(StageOp stage, llvm::StringRef axis,
                         std::string *whyNot = nullptr);
 
+/// Folds `stage` to micro-batch 0 when that is sound: its programs' lanes
+/// (the ops of each micro-batch) are micro-batch 0's with renamed inputs,
+/// their lineages are micro-batch 0's translated, and the lanes meet only in
+/// sums over every micro-batch. Keeps micro-batch 0 and what no micro-batch
+/// owns, a sum over the micro-batches becomes its micro-batch-0 term, and the
+/// plan is marked `folded_micro_batches`. Otherwise leaves the stage
+/// untouched and says why in `whyNot`.
+bool foldStageMicroBatches(StageOp stage, std::string *whyNot = nullptr);
+
 /// Merges the rank programs of a stage's plan whose bodies are identical
 /// (ranks that run the same slice of code: a rank split out by a change in
 /// another stage runs the same code here). Returns the number of programs
