@@ -435,6 +435,11 @@ bool replay(StageOp stage, const PlanSchedule &schedule,
         "translated data, so the failure shown at coordinate 0 occurs at "
         "every coordinate");
   }
+  if (stage.getPlan().getFoldedMicroBatches())
+    result.details.push_back(
+        "the stage is folded to micro-batch 0 (--tv-fold-symmetry): every "
+        "micro-batch runs these ops on its own rows, so the failure shown for "
+        "micro-batch 0 occurs in every micro-batch");
   return true;
 }
 

@@ -2,13 +2,15 @@
 // Each refusal says why (remarks are checked as diagnostics).
 // RUN: tv-opt %s --tv-fold-symmetry="explain=true" -verify-diagnostics -o /dev/null
 // Folded or not, every stage gets the verdict it gets without folding.
-// RUN: not tv-opt %s --tv-fold-symmetry --tv-shape-reduce --tv-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=VERDICT
+// RUN: not tv-opt %s --tv-fold-symmetry --tv-shape-reduce --tv-verify -o /dev/null 2>&1 | FileCheck %s --check-prefixes=VERDICT,FOLDED
 // RUN: not tv-opt %s --tv-fold-symmetry="micro-batches=false" --tv-shape-reduce --tv-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=VERDICT
 // VERDICT-DAG: error: stage @accum_missing: counterexample
 // VERDICT-DAG: error: stage @accum_twice: counterexample
 // VERDICT-DAG: error: stage @lane_differs: counterexample: lineage 'y'[1:2, 0:2] = 'y_mb1'@0 does not hold
 // VERDICT-DAG: error: stage @lane_reads_other: counterexample: lineage 'y'[1:2, 0:2] = 'y_mb1'@0 does not hold
-// VERDICT: tv-verify: counterexample in 4 stage(s)
+// VERDICT-DAG: error: stage @all_lanes_wrong: counterexample
+// FOLDED-DAG: note: the stage is folded to micro-batch 0
+// VERDICT: tv-verify: counterexample in 5 stage(s)
 
 // Micro-batches fold like mesh coordinates: a micro-batch's ops (its lane)
 // are micro-batch 0's reading its own inputs, so the stage keeps lane 0 and
@@ -172,6 +174,29 @@ tv.stage @lane_reads_other assumes [#tv.lineage<"x"[0:1, 0:2] = ["x_mb0":0]>, #t
       %1 = tv.input "x_mb1" : tensor<1x2xf32>
       %2 = tv.exp %0 {mb = 0 : i64} : tensor<1x2xf32>
       %3 = tv.exp %0 {mb = 1 : i64} : tensor<1x2xf32>
+      tv.output "y_mb0", %2 : tensor<1x2xf32>
+      tv.output "y_mb1", %3 : tensor<1x2xf32>
+    }
+  }
+}
+
+// Every micro-batch runs the wrong op: folded (the lanes agree), and the
+// counterexample found for micro-batch 0 says it holds for every one.
+// CHECK-LABEL: tv.stage @all_lanes_wrong
+// CHECK: folded_micro_batches
+tv.stage @all_lanes_wrong assumes [#tv.lineage<"x"[0:1, 0:2] = ["x_mb0":0]>, #tv.lineage<"x"[1:2, 0:2] = ["x_mb1":0]>]
+    guarantees [#tv.lineage<"y"[0:1, 0:2] = ["y_mb0":0]>, #tv.lineage<"y"[1:2, 0:2] = ["y_mb1":0]>] {
+  tv.spec @spec {
+    %0 = tv.input "x" : tensor<2x2xf32>
+    %1 = tv.exp %0 : tensor<2x2xf32>
+    tv.output "y", %1 : tensor<2x2xf32>
+  }
+  tv.plan @plan mesh @mesh micro_batches 2 {
+    tv.rank_program [0] {
+      %0 = tv.input "x_mb0" : tensor<1x2xf32>
+      %1 = tv.input "x_mb1" : tensor<1x2xf32>
+      %2 = tv.tanh %0 {mb = 0 : i64} : tensor<1x2xf32>
+      %3 = tv.tanh %1 {mb = 1 : i64} : tensor<1x2xf32>
       tv.output "y_mb0", %2 : tensor<1x2xf32>
       tv.output "y_mb1", %3 : tensor<1x2xf32>
     }
