@@ -96,7 +96,22 @@ private:
   llvm::StringMap<SmallVector<LineageAttr>> lineages;
   std::vector<std::string> lineageOrder;
   llvm::StringMap<size_t> lineagePos; // position in lineageOrder
-  DenseMap<RankValue, PlanCut> planCuts;
+  /// Plan values that carry a lineage, per value (a value lives in one
+  /// program): the ranks of that program on which it does, sorted, each with
+  /// its cut (an index into `cutTable`). Far smaller than a map keyed by
+  /// (rank, value): millions of ranks x tensors on large plans.
+  DenseMap<Value, std::vector<std::pair<int32_t, uint32_t>>> cutsOf;
+  std::vector<PlanCut> cutTable;
+  const PlanCut *findCut(int64_t rank, Value v) const {
+    auto it = cutsOf.find(v);
+    if (it == cutsOf.end())
+      return nullptr;
+    auto pos = llvm::lower_bound(it->second,
+                                 std::make_pair((int32_t)rank, (uint32_t)0));
+    if (pos == it->second.end() || pos->first != rank)
+      return nullptr;
+    return &cutTable[pos->second];
+  }
   DenseMap<RankValue, size_t> producer;
 };
 
@@ -158,20 +173,29 @@ LogicalResult Partitioner::collect() {
   schedule = std::move(*sched);
   for (auto prog : plan.getBody().front().getOps<RankProgramOp>())
     progNames[prog].build(prog.getBody().front());
-  size_t refs = 0;
-  for (const LineageEntry &entry : *all)
-    for (Attribute group : entry.attr.getGroups())
-      refs += cast<ArrayAttr>(group).size();
-  planCuts.reserve(refs);
+  // Cuts in lineage order; the first cut of a (rank, value) wins.
+  DenseMap<std::pair<const void *, StringRef>, uint32_t> cutIds;
   for (const std::string &name : lineageOrder)
     for (LineageAttr attr : lineages[name])
-      for (auto &group : attr.getGroupRefs())
-        for (PlanRefAttr ref : group) {
+      for (Attribute g : attr.getGroups())
+        for (Attribute a : cast<ArrayAttr>(g)) {
+          auto ref = cast<PlanRefAttr>(a);
           RankProgramOp prog = schedule->programOf.lookup(ref.getRank());
           Value v = progNames[prog].valueOf.lookup(ref.getName());
-          planCuts.try_emplace({ref.getRank(), v},
-                               PlanCut{attr.getSpec().getValue(), ref.getName()});
+          auto [id, fresh] = cutIds.try_emplace(
+              {attr.getSpec().getAsOpaquePointer(), ref.getName()},
+              cutTable.size());
+          if (fresh)
+            cutTable.push_back({attr.getSpec().getValue(), ref.getName()});
+          cutsOf[v].push_back({(int32_t)ref.getRank(), id->second});
         }
+  for (auto &[v, list] : cutsOf) {
+    llvm::stable_sort(list, [](auto &a, auto &b) { return a.first < b.first; });
+    list.erase(std::unique(list.begin(), list.end(),
+                           [](auto &a, auto &b) { return a.first == b.first; }),
+               list.end());
+    list.shrink_to_fit();
+  }
   for (auto [i, step] : llvm::enumerate(schedule->steps)) {
     switch (step.kind) {
     case PlanStep::Local: // not recorded: a local value's producer is its op
@@ -240,11 +264,10 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
     RankValue rv = pwork.pop_back_val();
     if (!pseen.insert(rv).second)
       continue;
-    auto cut = planCuts.find(rv);
-    if (cut != planCuts.end() &&
-        (!targets.count(rv) || cut->second.spec != d.target)) {
-      d.planInputs[rv] = cut->second;
-      d.assumedSpecs.insert(cut->second.spec.str());
+    const PlanCut *cut = findCut(rv.first, rv.second);
+    if (cut && (!targets.count(rv) || cut->spec != d.target)) {
+      d.planInputs[rv] = *cut;
+      d.assumedSpecs.insert(cut->spec.str());
       continue;
     }
     auto prod = producer.find(rv);
