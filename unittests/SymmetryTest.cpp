@@ -243,3 +243,15 @@ TEST_F(SymmetryFixture, WrongMicroBatchSumsAreNotFolded) {
     EXPECT_NE(r.outcome, StageResult::Proven) << acc;
   }
 }
+
+TEST_F(SymmetryFixture, StageOverItsMemoryBudgetIsUnknownNotProven) {
+  StageOp s = load(stageText("%y = tv.all_reduce sum %p {axes = [\"tp\"]} : "
+                               "tensor<4x6xf32> -> tensor<4x6xf32>"));
+  ASSERT_TRUE(s);
+  StageOptions tight;
+  tight.maxTermBytes = 1024;
+  StageResult r = verifyStage(s, tight);
+  EXPECT_EQ(r.outcome, StageResult::Unknown) << r.headline;
+  EXPECT_NE(r.headline.find("memory budget"), std::string::npos) << r.headline;
+  EXPECT_EQ(verifyStage(s, StageOptions()).outcome, StageResult::Proven);
+}

@@ -17,6 +17,10 @@ struct VerifyPipelineOptions
       *this, "stage-timeout-ms",
       llvm::cl::desc("Solver timeout per stage in milliseconds"),
       llvm::cl::init(60000)};
+  Option<unsigned> stageMemoryMb{
+      *this, "stage-memory-mb",
+      llvm::cl::desc("Memory a stage's symbolic terms may take (MB)"),
+      llvm::cl::init(4096)};
   Option<std::string> statsFile{
       *this, "stats-file", llvm::cl::desc("Write run statistics as JSON")};
   Option<std::string> smtlibDir{
@@ -57,6 +61,7 @@ void mlir::tv::registerTVPipelines() {
         TVVerifyOptions v;
         v.threads = o.threads;
         v.stageTimeoutMs = o.stageTimeoutMs;
+        v.stageMemoryMb = o.stageMemoryMb;
         v.statsFile = o.statsFile;
         v.smtlibDir = o.smtlibDir;
         v.onlyStage = o.onlyStage;

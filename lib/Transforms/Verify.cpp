@@ -133,6 +133,7 @@ void VerifyPass::runOnOperation() {
 
   StageOptions opts;
   opts.timeoutMs = stageTimeoutMs;
+  opts.maxTermBytes = size_t(stageMemoryMb) << 20;
   opts.wantSmtLib = !smtlibDir.empty();
   std::vector<std::optional<StageResult>> results(stages.size());
   bool progress = llvm::sys::Process::StandardErrIsDisplayed() &&

@@ -332,6 +332,8 @@ static LogicalResult runLocal(D &d, Operation *op, int64_t rank, MeshOp mesh,
     return op->emitError() << *err;
   for (auto [res, t] : llvm::zip(op->getResults(), outs))
     st.values[key(res)] = std::move(t);
+  if (d.overBudget())
+    return op->emitError() << "symbolic terms exceed the stage's memory budget";
   return success();
 }
 
@@ -376,6 +378,9 @@ LogicalResult mlir::tv::runPlan(D &d, const PlanSchedule &schedule,
       for (auto [i, m] : llvm::enumerate(step.members))
         state.values[{m.first, m.second->getResult(0).getAsOpaquePointer()}] =
             std::move(outs[i]);
+      if (d.overBudget())
+        return step.op->emitError()
+               << "symbolic terms exceed the stage's memory budget";
       break;
     }
     }

@@ -486,6 +486,7 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options) {
   }
   sym::TermContext terms;
   SymDomain sd{terms};
+  sd.budget = options.maxTermBytes;
   Bindings<SymDomain> b{sd,
                         [&](const std::string &name, int kind) {
                           return terms.var(name, kind == 1, kind == 2);
@@ -493,6 +494,15 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options) {
                         {}, {}, {}};
   Outcome<sym::TermId> out;
   if (failed(runStage(sd, stage, *schedule, b, out))) {
+    if (sd.overBudget()) {
+      result.outcome = StageResult::Unknown;
+      result.headline = "stage @" + stage.getSymName().str() +
+                        ": unknown: its symbolic terms exceed the stage's "
+                        "memory budget of " +
+                        std::to_string(options.maxTermBytes >> 20) +
+                        " MB (--tv-verify=stage-memory-mb=N raises it)";
+      return result;
+    }
     result.headline = "stage @" + stage.getSymName().str() + ": " + out.error;
     return result;
   }

@@ -128,6 +128,8 @@ TermId TermContext::intern(Poly p) {
   if (it != polyIds.end())
     return it->second;
   TermId id = polys.size();
+  // The vector's copy, the map's key and its node.
+  bytes += 2 * (sizeof(Poly) + p.size() * sizeof(Poly::value_type)) + 64;
   polys.push_back(p);
   polyIds.emplace(std::move(p), id);
   return id;
@@ -138,6 +140,7 @@ MonoId TermContext::internMono(Mono m) {
   if (it != monoIds.end())
     return it->second;
   MonoId id = monos.size();
+  bytes += 2 * (sizeof(Mono) + m.size() * sizeof(Mono::value_type)) + 64;
   monos.push_back(m);
   monoIds.emplace(std::move(m), id);
   return id;

@@ -113,6 +113,9 @@ def TVVerify : Pass<"tv-verify", "::mlir::ModuleOp"> {
            "Worker threads (0: all cores)">,
     Option<"stageTimeoutMs", "stage-timeout-ms", "unsigned", "60000",
            "Solver timeout per stage in milliseconds">,
+    Option<"stageMemoryMb", "stage-memory-mb", "unsigned", "4096",
+           "Memory a stage's symbolic terms may take (MB); beyond, the stage "
+           "is unknown">,
     Option<"statsFile", "stats-file", "std::string", "\"\"",
            "Write run statistics as JSON to this file">,
     Option<"smtlibDir", "smtlib-dir", "std::string", "\"\"",

@@ -22,6 +22,10 @@ template <typename V> struct Tensor {
 struct SymDomain {
   using V = sym::TermId;
   sym::TermContext &c;
+  /// Bytes the terms may hold before execution stops (the stage is then
+  /// unknown rather than the process out of memory).
+  size_t budget = SIZE_MAX;
+  bool overBudget() const { return c.footprint() > budget; }
   V zero() { return c.zero(); }
   V one() { return c.one(); }
   /// A non-finite constant is opaque: it equals nothing, not even itself.
@@ -73,6 +77,7 @@ struct SymDomain {
 };
 
 struct ConcreteDomain {
+  bool overBudget() const { return false; }
   using V = double;
   V zero() { return 0; }
   V one() { return 1; }

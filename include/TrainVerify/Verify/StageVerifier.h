@@ -19,6 +19,9 @@ struct StageOptions {
   /// Stages with more tensor elements than this are not executed
   /// symbolically (reported unknown).
   int64_t maxElements = 4'000'000;
+  /// Bytes the stage's symbolic terms may hold; beyond, the stage is
+  /// reported unknown instead of exhausting the machine.
+  size_t maxTermBytes = size_t(4) << 30;
 };
 
 struct StageResult {

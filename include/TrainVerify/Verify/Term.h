@@ -131,6 +131,9 @@ public:
   const VarInfo &varInfo(int64_t v) const { return vars[v]; }
   size_t numVars() const { return vars.size(); }
   size_t numTerms() const { return polys.size(); }
+  /// Approximate bytes held by the interned terms (a stage's memory budget
+  /// is checked against it).
+  size_t footprint() const { return bytes; }
   bool isConstant(TermId t, Rat *value = nullptr) const;
   /// If `t` is exactly one atom with coefficient 1 and exponent 1.
   std::optional<AtomId> asAtom(TermId t) const;
@@ -162,6 +165,7 @@ private:
   std::unordered_map<Atom, AtomId, AtomHash> atomIds;
   llvm::DenseMap<std::pair<MonoId, MonoId>, MonoId> monoMulCache;
   TermId zeroId, oneId;
+  size_t bytes = 0;
   int64_t undefCount = 0;
 };
 
