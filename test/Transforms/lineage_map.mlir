@@ -6,6 +6,10 @@
 // RUN: tv-opt %s | tv-opt | FileCheck %s --check-prefix=PRINT
 // RUN: tv-opt %s --tv-stage-partition | FileCheck %s
 // RUN: tv-opt %s --tv-verify-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=PROVEN
+// The JSON form writes the statements out; imported back, they are the
+// merged lineages and the plan is proven again.
+// RUN: tv-translate --export-json-plan %s | tv-translate --import-json-plan | FileCheck %s --check-prefix=JSON
+// RUN: tv-translate --export-json-plan %s | tv-translate --import-json-plan | tv-opt --tv-verify-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=PROVEN
 // RUN: sed 's/affine_map<(d0, d1) -> (d0, d1)>/affine_map<(d0, d1) -> (d0, -d1 + 1)>/' %s | not tv-opt --tv-verify-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=SWAPPED
 
 tv.mesh @mesh axes ["dp", "tp"] sizes [2, 2]
@@ -55,6 +59,10 @@ tv.lineage #tv.lineage<"y"[4:8, 0:8] = ["y":2] | ["y":3]>
 // CHECK-LABEL: tv.stage @stage1_y
 // CHECK-SAME: #tv.lineage<"w2"[0:8, 0:8] = ["w2":0] | ["w2":2]>, #tv.lineage<"w2"[0:8, 8:16] = ["w2":1] | ["w2":3]>
 // CHECK-SAME: guarantees [#tv.lineage<"y"[0:4, 0:8] = ["y":0] | ["y":1]>, #tv.lineage<"y"[4:8, 0:8] = ["y":2] | ["y":3]>]
+
+// JSON: tv.lineage <"x"[0:4, 0:8] = ["x":0] | ["x":1]>
+// JSON-NEXT: tv.lineage <"x"[4:8, 0:8] = ["x":2] | ["x":3]>
+// JSON-NEXT: tv.lineage <"w1"[0:8, 0:8] = ["w1":0] | ["w1":2]>
 
 // PROVEN: tv-verify: proven (2 stages
 
