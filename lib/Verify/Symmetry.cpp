@@ -21,9 +21,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TrainVerify/Verify/Symmetry.h"
+#include "TrainVerify/Verify/Executor.h"
 #include "TrainVerify/Verify/Semantics.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -1051,6 +1053,41 @@ bool Folder::checkLanes(std::string &why) {
     lane0Ops[prog] = laneOps[0];
     if (laneOps[0].empty()) {
       why = "no op of micro-batch 0";
+      return false;
+    }
+  }
+  // Communication pairs ops of one lane: the schedule matches sends with
+  // receives, and collective members, by order, so two programs could each
+  // hold isomorphic lanes yet wire micro-batch 1 of one rank to micro-batch 0
+  // of another. Folding keeps lane 0 on both sides, which would hide that.
+  std::optional<PlanSchedule> sched;
+  {
+    ScopedDiagnosticHandler quiet(stage.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    auto built = PlanSchedule::build(stage.getPlan(), /*localSteps=*/false);
+    if (failed(built)) {
+      why = "the plan's communication does not match up";
+      return false;
+    }
+    sched = std::move(*built);
+  }
+  for (const PlanStep &step : sched->steps) {
+    int64_t lane = -3;
+    auto same = [&](Operation *op) {
+      int64_t k = laneOfOp.lookup(op).first;
+      if (lane == -3)
+        lane = k;
+      return lane == k;
+    };
+    bool ok = true;
+    if (step.kind == PlanStep::P2P)
+      ok = same(step.op) && same(step.sendOp);
+    else if (step.kind == PlanStep::Collective)
+      for (auto &[r, mop] : step.members)
+        ok = ok && same(mop);
+    if (!ok) {
+      why = "a " + step.op->getName().getStringRef().str() +
+            " connects different micro-batches";
       return false;
     }
   }

@@ -10,13 +10,15 @@
 // VERDICT-DAG: error: stage @lane_reads_other: counterexample: lineage 'y'[1:2, 0:2] = 'y_mb1'@0 does not hold
 // VERDICT-DAG: error: stage @all_lanes_wrong: counterexample
 // FOLDED-DAG: note: the stage is folded to micro-batch 0
-// VERDICT: tv-verify: counterexample in 5 stage(s)
+// VERDICT-DAG: error: stage @cross_wired: counterexample
+// VERDICT: tv-verify: counterexample in 6 stage(s)
 
 // Micro-batches fold like mesh coordinates: a micro-batch's ops (its lane)
 // are micro-batch 0's reading its own inputs, so the stage keeps lane 0 and
 // block 0 of the spec.
 
 tv.mesh @mesh axes ["dp"] sizes [1]
+tv.mesh @pipe axes ["pp"] sizes [2]
 
 // CHECK-LABEL: tv.stage @lanes
 // CHECK-SAME: assumes [#tv.lineage<"x"[0:1, 0:2] = ["x_mb0":0]>]
@@ -199,6 +201,37 @@ tv.stage @all_lanes_wrong assumes [#tv.lineage<"x"[0:1, 0:2] = ["x_mb0":0]>, #tv
       %3 = tv.tanh %1 {mb = 1 : i64} : tensor<1x2xf32>
       tv.output "y_mb0", %2 : tensor<1x2xf32>
       tv.output "y_mb1", %3 : tensor<1x2xf32>
+    }
+  }
+}
+
+// Each rank's lanes agree, but rank 0 sends micro-batch 1 first while rank 1
+// receives micro-batch 0 first: the pairs (matched by order) cross the
+// micro-batches. Folding to micro-batch 0 would keep a correctly wired pair
+// and hide it, so the fold is refused and the stage fails.
+// expected-remark @+2 {{not folded along 'pp': rank 1 does not run the program of rank 0}}
+// expected-remark @+1 {{micro-batches not folded: a tv.recv connects different micro-batches}}
+tv.stage @cross_wired assumes [#tv.lineage<"x"[0:1, 0:2] = ["x_mb0":0]>, #tv.lineage<"x"[1:2, 0:2] = ["x_mb1":0]>]
+    guarantees [#tv.lineage<"y"[0:1, 0:2] = ["y_mb0":1]>, #tv.lineage<"y"[1:2, 0:2] = ["y_mb1":1]>] {
+  tv.spec @spec {
+    %0 = tv.input "x" : tensor<2x2xf32>
+    %1 = tv.exp %0 : tensor<2x2xf32>
+    tv.output "y", %1 : tensor<2x2xf32>
+  }
+  tv.plan @plan mesh @pipe micro_batches 2 {
+    tv.rank_program [0] {
+      %0 = tv.input "x_mb0" : tensor<1x2xf32>
+      %1 = tv.input "x_mb1" : tensor<1x2xf32>
+      %2 = tv.exp %0 {mb = 0 : i64} : tensor<1x2xf32>
+      %3 = tv.exp %1 {mb = 1 : i64} : tensor<1x2xf32>
+      tv.send %3 {peer_axis = "pp", peer_offset = 1, mb = 1 : i64} : tensor<1x2xf32>
+      tv.send %2 {peer_axis = "pp", peer_offset = 1, mb = 0 : i64} : tensor<1x2xf32>
+    }
+    tv.rank_program [1] {
+      %0 = tv.recv {peer_axis = "pp", peer_offset = -1, mb = 0 : i64} : tensor<1x2xf32>
+      %1 = tv.recv {peer_axis = "pp", peer_offset = -1, mb = 1 : i64} : tensor<1x2xf32>
+      tv.output "y_mb0", %0 : tensor<1x2xf32>
+      tv.output "y_mb1", %1 : tensor<1x2xf32>
     }
   }
 }
