@@ -226,14 +226,14 @@ template <typename D>
 LogicalResult runStage(D &d, StageOp stage, const PlanSchedule &schedule,
                        Bindings<D> &b, Outcome<typename D::V> &out) {
   using V = typename D::V;
-  if (failed(b.bind(stage)))
-    return failure();
   {
     ScopedDiagnosticHandler silence(stage.getContext(),
                                     [&](Diagnostic &diag) {
                                       out.error = diag.str();
                                       return success();
                                     });
+    if (failed(b.bind(stage)))
+      return failure();
     if (failed(runSpec(d, stage.getSpec(), b.specInputs(), out.spec)))
       return failure();
     if (failed(runPlan(d, schedule, b.planInputs(out.error), out.plan)))

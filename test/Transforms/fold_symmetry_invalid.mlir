@@ -10,6 +10,15 @@ tv.plan @plan mesh @mesh micro_batches 1 folded ["dp"] {
 // -----
 
 tv.mesh @mesh axes ["dp"] sizes [2]
+// expected-error @+1 {{'tv.plan' op can be folded only inside a tv.stage}}
+tv.plan @plan mesh @mesh micro_batches 2 folded_micro_batches {
+  tv.rank_program [0, 1] {
+  }
+}
+
+// -----
+
+tv.mesh @mesh axes ["dp"] sizes [2]
 tv.stage @s assumes [#tv.lineage<"x"[0:1] = ["x":0]>] guarantees [#tv.lineage<"y"[0:1] = ["y":0]>] {
   tv.spec @spec {
     %0 = tv.input "x" : tensor<2xf32>

@@ -24,3 +24,24 @@ module {
     }
   }
 }
+
+// -----
+
+// An assumed lineage whose box lies outside the stage's spec tensor (a stage
+// edited by hand, or a fold that kept a lineage it should have dropped).
+module {
+  tv.mesh @mesh axes ["tp"] sizes [1]
+  // expected-error @+1 {{assumed lineage of 'x' lies outside the stage's spec tensor}}
+  tv.stage @s assumes [#tv.lineage<"x"[2:4] = ["x":0]>] guarantees [#tv.lineage<"y"[0:2] = ["y":0]>] {
+    tv.spec @spec {
+      %x = tv.input "x" : tensor<2xf32>
+      tv.output "y", %x : tensor<2xf32>
+    }
+    tv.plan @plan mesh @mesh micro_batches 1 {
+      tv.rank_program [0] {
+        %x = tv.input "x" : tensor<2xf32>
+        tv.output "y", %x : tensor<2xf32>
+      }
+    }
+  }
+}
