@@ -38,14 +38,16 @@ static std::pair<size_t, size_t> foldedStages(ModuleOp module) {
     PlanOp plan = s.getPlan();
     ArrayAttr folded = plan ? plan.getFoldedAttr() : ArrayAttr();
     MeshOp mesh = plan ? plan.getMeshOp() : MeshOp();
-    if (!folded || folded.empty() || !mesh)
+    bool lanes = plan && plan.getFoldedMicroBatches();
+    if ((!folded || folded.empty() || !mesh) && !lanes)
       continue;
-    int64_t k = 1;
-    for (Attribute a : folded) {
-      int64_t idx = mesh.getAxisIndex(cast<StringAttr>(a).getValue());
-      if (idx >= 0)
-        k *= mesh.getSizes()[idx];
-    }
+    int64_t k = lanes ? (int64_t)plan.getMicroBatches() : 1;
+    if (folded && mesh)
+      for (Attribute a : folded) {
+        int64_t idx = mesh.getAxisIndex(cast<StringAttr>(a).getValue());
+        if (idx >= 0)
+          k *= mesh.getSizes()[idx];
+      }
     ++stages;
     coordinates += k - 1;
   }
