@@ -207,18 +207,28 @@ FailureOr<std::vector<LineageEntry>>
 mlir::tv::collectLineages(ModuleOp module) {
   MLIRContext *ctx = module.getContext();
   std::vector<LineageEntry> out;
-  // Statements of lineage maps, merged per (spec, box): their groups are
-  // collected first and the attributes built at the end.
-  struct Pending {
+  // Statements of lineage maps, merged per (spec, box): the boxes and the
+  // plan references are collected into flat arrays first (a map stands for
+  // up to ranks-many statements; per-box containers cost more than the
+  // attributes built from them) and the attributes built at the end.
+  struct PendingBox {
     StringAttr spec;
-    SmallVector<int64_t> lower, upper;
-    SmallVector<Attribute> groups;
+    uint32_t bounds; // offset in `bounds`: lower then upper, `dims` each
+    uint32_t dims;
+    size_t slot; // index in `out`
   };
-  std::vector<Pending> pending;
-  std::vector<size_t> pendingSlot; // index in `out` of each pending entry
-  llvm::StringMap<size_t> byBox;
+  struct PendingRef {
+    uint32_t box;
+    StringAttr plan;
+    int64_t rank;
+  };
+  std::vector<PendingBox> boxes;
+  std::vector<int64_t> bounds;
+  std::vector<PendingRef> refs;
+  llvm::StringMap<uint32_t> byBox;
   SymbolTableCollection symbols;
   std::string key;
+  SmallVector<int64_t> lower, upper;
   for (Operation &op : *module.getBody()) {
     if (auto lin = dyn_cast<LineageOp>(op)) {
       out.push_back({lin.getLineage(), &op});
@@ -256,7 +266,8 @@ mlir::tv::collectLineages(ModuleOp module) {
       int64_t rank = 0;
       for (auto [c, s] : llvm::zip(coords, sizes))
         rank = rank * s + c;
-      SmallVector<int64_t> lower, upper;
+      lower.clear();
+      upper.clear();
       for (auto [d, e] : llvm::enumerate(map.getResults())) {
         std::optional<int64_t> idx = evalAffine(e, coords);
         if (!idx)
@@ -266,18 +277,22 @@ mlir::tv::collectLineages(ModuleOp module) {
         lower.push_back(*idx * shape[d]);
         upper.push_back(*idx * shape[d] + shape[d]);
       }
+      // A box is its spec tensor and both corners (two maps of one tensor
+      // may use different block shapes).
       key.clear();
       key.append(spec.getValue().data(), spec.getValue().size());
       key.push_back('\0');
       key.append((const char *)lower.data(), lower.size() * sizeof(int64_t));
-      auto [it, inserted] = byBox.try_emplace(key, pending.size());
+      key.append((const char *)upper.data(), upper.size() * sizeof(int64_t));
+      auto [it, inserted] = byBox.try_emplace(key, boxes.size());
       if (inserted) {
-        pending.push_back({spec, lower, upper, {}});
-        pendingSlot.push_back(out.size());
+        boxes.push_back({spec, (uint32_t)bounds.size(),
+                         (uint32_t)lower.size(), out.size()});
+        bounds.insert(bounds.end(), lower.begin(), lower.end());
+        bounds.insert(bounds.end(), upper.begin(), upper.end());
         out.push_back({LineageAttr(), &op});
       }
-      pending[it->second].groups.push_back(ArrayAttr::get(
-          ctx, {PlanRefAttr::get(ctx, planName.getValue(), rank)}));
+      refs.push_back({it->second, planName, rank});
       // Next coordinate of the slice (the last free axis fastest).
       int64_t i = sizes.size() - 1;
       for (; i >= 0; --i) {
@@ -291,9 +306,30 @@ mlir::tv::collectLineages(ModuleOp module) {
         break;
     }
   }
-  for (auto [p, slot] : llvm::zip(pending, pendingSlot))
-    out[slot].attr = LineageAttr::get(ctx, p.spec, p.lower, p.upper,
-                                      ArrayAttr::get(ctx, p.groups));
+  byBox.clear();
+  // Each box's replicas in the order the maps state them.
+  llvm::stable_sort(refs, [](const PendingRef &a, const PendingRef &b) {
+    return a.box < b.box;
+  });
+  // Each run of one plan tensor becomes a `#tv.replicas` (a rank costs
+  // eight bytes, not an attribute).
+  SmallVector<Attribute> groups;
+  SmallVector<int64_t> ranks;
+  for (size_t i = 0, e = refs.size(); i < e;) {
+    const PendingBox &box = boxes[refs[i].box];
+    groups.clear();
+    while (i < e && &boxes[refs[i].box] == &box) {
+      StringAttr plan = refs[i].plan;
+      ranks.clear();
+      for (; i < e && &boxes[refs[i].box] == &box && refs[i].plan == plan; ++i)
+        ranks.push_back(refs[i].rank);
+      groups.push_back(ReplicasAttr::get(ctx, plan, ranks));
+    }
+    ArrayRef<int64_t> b(bounds.data() + box.bounds, 2 * box.dims);
+    out[box.slot].attr =
+        LineageAttr::get(ctx, box.spec, b.take_front(box.dims),
+                         b.drop_front(box.dims), ArrayAttr::get(ctx, groups));
+  }
   return out;
 }
 
@@ -324,7 +360,15 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
   }
 
   bool ok = true;
-  llvm::StringMap<SmallVector<std::pair<Box, Operation *>>> slices;
+  // The statements of each spec tensor, by index (a box is rebuilt from its
+  // attribute when the tensor's slices are compared: millions of statements
+  // on large plans).
+  llvm::StringMap<std::vector<uint32_t>> slices;
+  auto boxOf = [&](uint32_t i) {
+    LineageAttr a = lineages[i].attr;
+    return Box{SmallVector<int64_t>(a.getLower()),
+               SmallVector<int64_t>(a.getUpper())};
+  };
   // Initial lineages (of spec inputs) are never proven, only assumed: they
   // must name plan inputs, and a plan tensor may stand for one slice only.
   std::map<std::pair<int64_t, std::string>, std::pair<std::string, Box>>
@@ -334,7 +378,7 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
   auto report = [&](Operation *op) {
     return !isa<LineageMapOp>(op) || reported.insert(op).second;
   };
-  for (const LineageEntry &entry : lineages) {
+  for (auto [index, entry] : llvm::enumerate(lineages)) {
     LineageAttr attr = entry.attr;
     Operation *lin = entry.op;
     auto it = specNames.find(attr.getSpec().getValue());
@@ -357,86 +401,93 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
       ok = false;
       continue;
     }
-    for (auto &group : attr.getGroupRefs())
-      for (PlanRefAttr ref : group) {
-        auto rp = rankProg.find(ref.getRank());
+    SmallVector<int64_t> sliceShape = box.shape();
+    attr.walkRefs([&](size_t, PlanRefView ref) {
+      {
+        auto rp = rankProg.find(ref.rank);
         if (rp == rankProg.end()) {
           if (report(lin))
             lin->emitError() << where(lin) << "lineage refers to rank "
-                             << ref.getRank() << " that runs no program";
+                             << ref.rank << " that runs no program";
           ok = false;
-          continue;
+          return;
         }
         auto &names = progNames[rp->second];
-        auto pt = names.find(ref.getName());
+        auto pt = names.find(ref.name);
         if (pt == names.end()) {
           if (report(lin))
             lin->emitError() << where(lin) << "lineage refers to plan tensor '"
-                             << ref.getName() << "' that rank " << ref.getRank()
+                             << ref.name << "' that rank " << ref.rank
                              << " does not define";
           ok = false;
-          continue;
+          return;
         }
         if (it->second.isInput && !pt->second.isInput) {
           if (report(lin))
             lin->emitError()
                 << where(lin) << "lineage of spec input '"
                 << attr.getSpec().getValue() << "' names plan tensor '"
-                << ref.getName() << "' on rank " << ref.getRank()
+                << ref.name << "' on rank " << ref.rank
                 << ", which the plan computes; an input's lineage "
                    "must name plan inputs (what computes the tensor "
                    "would never be checked)";
           ok = false;
-          continue;
+          return;
         }
         if (it->second.isInput) {
           auto [prev, inserted] = initialRefs.try_emplace(
-              {ref.getRank(), ref.getName().str()}, attr.getSpec().str(), box);
+              {ref.rank, ref.name.str()}, attr.getSpec().str(), box);
           if (!inserted && (prev->second.first != attr.getSpec().getValue() ||
                             !(prev->second.second == box))) {
             if (report(lin))
-              lin->emitError() << where(lin) << "plan input '" << ref.getName()
-                               << "' on rank " << ref.getRank()
+              lin->emitError() << where(lin) << "plan input '" << ref.name
+                               << "' on rank " << ref.rank
                                << " is assumed equal to two different spec "
                                   "input slices ('"
                                << prev->second.first << "' and '"
                                << attr.getSpec().getValue()
                                << "'); that would restrict the inputs";
             ok = false;
-            continue;
+            return;
           }
         }
-        if (pt->second.type.getShape() != ArrayRef<int64_t>(box.shape())) {
+        if (pt->second.type.getShape() != ArrayRef<int64_t>(sliceShape)) {
           if (report(lin))
             lin->emitError()
-                << where(lin) << "plan tensor '" << ref.getName()
-                << "' on rank " << ref.getRank() << " has shape "
+                << where(lin) << "plan tensor '" << ref.name
+                << "' on rank " << ref.rank << " has shape "
                 << shapeStr(pt->second.type.getShape())
-                << " but the lineage slice has shape " << shapeStr(box.shape());
+                << " but the lineage slice has shape " << shapeStr(sliceShape);
           ok = false;
         }
       }
-    slices[attr.getSpec().getValue()].push_back({box, lin});
+    });
+    slices[attr.getSpec().getValue()].push_back(index);
   }
   if (!ok)
     return failure();
 
   // Slices of one tensor are disjoint; spec outputs are tiled exactly.
   for (auto &entry : slices) {
-    auto &list = entry.second;
+    std::vector<Box> boxes;
+    boxes.reserve(entry.second.size());
+    for (uint32_t i : entry.second)
+      boxes.push_back(boxOf(i));
     SmallVector<const Box *> ptrs;
-    for (auto &p : list)
-      ptrs.push_back(&p.first);
+    for (const Box &b : boxes)
+      ptrs.push_back(&b);
     for (auto [i, j] : overlappingPairs(ptrs)) {
       ok = false;
-      if (!report(list[i].second))
+      Operation *first = lineages[entry.second[i]].op;
+      if (!report(first))
         continue;
-      InFlightDiagnostic d = list[i].second->emitError()
-                             << where(list[i].second) << "lineage slice of '"
+      InFlightDiagnostic d = first->emitError()
+                             << where(first) << "lineage slice of '"
                              << entry.getKey()
                              << "' overlaps another; express replicas as "
                                 "groups of one lineage";
-      d.attachNote(list[j].second->getLoc()) << "overlapping lineage";
+      d.attachNote(lineages[entry.second[j]].op->getLoc())
+          << "overlapping lineage";
     }
   }
   if (!ok)
@@ -445,8 +496,10 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
     if (!entry.second.isOutput)
       continue;
     SmallVector<Box> parts;
-    for (auto &p : slices.lookup(entry.getKey()))
-      parts.push_back(p.first);
+    auto it = slices.find(entry.getKey());
+    if (it != slices.end())
+      for (uint32_t i : it->second)
+        parts.push_back(boxOf(i));
     std::string why;
     if (!tilesExactly(Box::full(entry.second.type.getShape()), parts, &why)) {
       spec.emitError() << "lineages of spec output '" << entry.getKey()

@@ -52,9 +52,23 @@ Attribute LineageAttr::parse(AsmParser &parser, Type) {
     return {};
   SmallVector<Attribute> groups;
   do {
+    // `"x":[0, 4]`: replicas of one tensor, a group per rank.
+    if (failed(parser.parseOptionalLSquare())) {
+      std::string name;
+      SmallVector<int64_t> ranks;
+      if (parser.parseString(&name) || parser.parseColon() ||
+          parser.parseCommaSeparatedList(
+              AsmParser::Delimiter::Square,
+              [&] { return parser.parseInteger(ranks.emplace_back()); }))
+        return {};
+      auto replicas = parser.getChecked<ReplicasAttr>(
+          ctx, StringAttr::get(ctx, name), ranks);
+      if (!replicas)
+        return {};
+      groups.push_back(replicas);
+      continue;
+    }
     SmallVector<Attribute> refs;
-    if (parser.parseLSquare())
-      return {};
     do {
       std::string name;
       int64_t rank;
@@ -86,6 +100,13 @@ void LineageAttr::print(AsmPrinter &printer) const {
   llvm::interleave(
       getGroups(), printer,
       [&](Attribute group) {
+        if (auto replicas = dyn_cast<ReplicasAttr>(group)) {
+          printer.printString(replicas.getName().getValue());
+          printer << ":[";
+          llvm::interleaveComma(replicas.getRanks(), printer);
+          printer << "]";
+          return;
+        }
         printer << "[";
         llvm::interleave(
             cast<ArrayAttr>(group), printer,
@@ -117,6 +138,8 @@ LineageAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "lineage of '" << spec.getValue()
                        << "' has no plan tensor group";
   for (Attribute group : groups) {
+    if (isa<ReplicasAttr>(group))
+      continue; // verified on its own
     auto refs = dyn_cast<ArrayAttr>(group);
     if (!refs || refs.empty())
       return emitError() << "lineage group must be a non-empty list of plan "
@@ -144,12 +167,66 @@ SmallVector<int64_t> LineageAttr::getSliceShape() const {
 
 SmallVector<SmallVector<PlanRefAttr>> LineageAttr::getGroupRefs() const {
   SmallVector<SmallVector<PlanRefAttr>> result;
-  for (Attribute group : getGroups()) {
-    auto &refs = result.emplace_back();
-    for (Attribute ref : cast<ArrayAttr>(group))
-      refs.push_back(cast<PlanRefAttr>(ref));
-  }
+  MLIRContext *ctx = getContext();
+  walkGroups([&](size_t, ArrayRef<PlanRefView> refs) {
+    auto &out = result.emplace_back();
+    for (const PlanRefView &r : refs)
+      out.push_back(PlanRefAttr::get(ctx, r.name, r.rank));
+  });
   return result;
+}
+
+size_t LineageAttr::getNumGroups() const {
+  size_t n = 0;
+  for (Attribute group : getGroups())
+    if (auto replicas = dyn_cast<ReplicasAttr>(group))
+      n += replicas.getRanks().size();
+    else
+      ++n;
+  return n;
+}
+
+void LineageAttr::walkGroups(
+    function_ref<void(size_t, ArrayRef<PlanRefView>)> fn) const {
+  size_t index = 0;
+  SmallVector<PlanRefView, 4> refs;
+  for (Attribute group : getGroups()) {
+    if (auto replicas = dyn_cast<ReplicasAttr>(group)) {
+      StringRef name = replicas.getName().getValue();
+      for (int64_t rank : replicas.getRanks()) {
+        PlanRefView one{name, rank};
+        fn(index++, one);
+      }
+      continue;
+    }
+    refs.clear();
+    for (Attribute a : cast<ArrayAttr>(group)) {
+      auto ref = cast<PlanRefAttr>(a);
+      refs.push_back({ref.getName(), ref.getRank()});
+    }
+    fn(index++, refs);
+  }
+}
+
+void LineageAttr::walkRefs(function_ref<void(size_t, PlanRefView)> fn) const {
+  walkGroups([&](size_t g, ArrayRef<PlanRefView> refs) {
+    for (const PlanRefView &r : refs)
+      fn(g, r);
+  });
+}
+
+LogicalResult
+ReplicasAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     StringAttr name, ArrayRef<int64_t> ranks) {
+  if (!name || name.getValue().empty())
+    return emitError() << "replicas need a plan tensor name";
+  if (ranks.empty())
+    return emitError() << "replicas of '" << name.getValue()
+                       << "' name no rank";
+  for (int64_t r : ranks)
+    if (r < 0)
+      return emitError() << "plan reference to negative rank " << r;
+  return success();
 }
 
 #define GET_OP_CLASSES

@@ -177,18 +177,15 @@ LogicalResult Partitioner::collect() {
   DenseMap<std::pair<const void *, StringRef>, uint32_t> cutIds;
   for (const std::string &name : lineageOrder)
     for (LineageAttr attr : lineages[name])
-      for (Attribute g : attr.getGroups())
-        for (Attribute a : cast<ArrayAttr>(g)) {
-          auto ref = cast<PlanRefAttr>(a);
-          RankProgramOp prog = schedule->programOf.lookup(ref.getRank());
-          Value v = progNames[prog].valueOf.lookup(ref.getName());
-          auto [id, fresh] = cutIds.try_emplace(
-              {attr.getSpec().getAsOpaquePointer(), ref.getName()},
-              cutTable.size());
-          if (fresh)
-            cutTable.push_back({attr.getSpec().getValue(), ref.getName()});
-          cutsOf[v].push_back({(int32_t)ref.getRank(), id->second});
-        }
+      attr.walkRefs([&](size_t, PlanRefView ref) {
+        RankProgramOp prog = schedule->programOf.lookup(ref.rank);
+        Value v = progNames[prog].valueOf.lookup(ref.name);
+        auto [id, fresh] = cutIds.try_emplace(
+            {attr.getSpec().getAsOpaquePointer(), ref.name}, cutTable.size());
+        if (fresh)
+          cutTable.push_back({attr.getSpec().getValue(), ref.name});
+        cutsOf[v].push_back({(int32_t)ref.rank, id->second});
+      });
   for (auto &[v, list] : cutsOf) {
     llvm::stable_sort(list, [](auto &a, auto &b) { return a.first < b.first; });
     list.erase(std::unique(list.begin(), list.end(),
@@ -245,16 +242,14 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
   // Plan cone, across ranks.
   DenseSet<RankValue> targets;
   for (LineageAttr attr : lineages[target])
-    for (auto &group : attr.getGroupRefs())
-      for (PlanRefAttr ref : group) {
-        RankProgramOp prog = schedule->programOf.lookup(ref.getRank());
-        RankValue rv{ref.getRank(),
-                     progNames[prog].valueOf.lookup(ref.getName())};
-        targets.insert(rv);
-        auto &names = d.planTargets[rv];
-        if (!llvm::is_contained(names, ref.getName().str()))
-          names.push_back(ref.getName().str());
-      }
+    attr.walkRefs([&](size_t, PlanRefView ref) {
+      RankProgramOp prog = schedule->programOf.lookup(ref.rank);
+      RankValue rv{ref.rank, progNames[prog].valueOf.lookup(ref.name)};
+      targets.insert(rv);
+      auto &names = d.planTargets[rv];
+      if (!llvm::is_contained(names, ref.name))
+        names.push_back(ref.name.str());
+    });
   SmallVector<RankValue> pwork(targets.begin(), targets.end());
   // Deterministic traversal order (DenseSet iterates by hash).
   llvm::sort(pwork, RankValueLess());
@@ -297,10 +292,9 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
         any = true;
         diag << " '" << n << "' (plan";
         for (LineageAttr a : lineages[n])
-          for (auto &group : a.getGroupRefs())
-            for (PlanRefAttr ref : group)
-              diag << " '" << ref.getName() << "'@"
-                   << ref.getRank();
+          a.walkRefs([&](size_t, PlanRefView ref) {
+            diag << " '" << ref.name << "'@" << ref.rank;
+          });
         diag << ")";
       }
       if (!any)
@@ -364,17 +358,9 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
       continue;
     for (LineageAttr attr : lineages[name]) {
       bool used = false;
-      for (Attribute group : attr.getGroups()) {
-        for (Attribute a : cast<ArrayAttr>(group)) {
-          auto ref = cast<PlanRefAttr>(a);
-          if (readRefs.contains({ref.getRank(), ref.getName()})) {
-            used = true;
-            break;
-          }
-        }
-        if (used)
-          break;
-      }
+      attr.walkRefs([&](size_t, PlanRefView ref) {
+        used = used || readRefs.contains({ref.rank, ref.name});
+      });
       if (used)
         assumes.push_back(attr);
     }

@@ -572,14 +572,13 @@ LogicalResult ShapeProgram::addLineages() {
           linear(nullptr, {{n, extv}}, {{ext, full[d]}});
         }
         linear(nullptr, {{n, lov}}, {{lo, full[d]}});
-        for (auto &group : l.getGroupRefs())
-          for (PlanRefAttr ref : group) {
-            // Tensors of an assumed lineage that the stage does not read
-            // (other replicas, other ranks) do not constrain it.
-            Value v = planNamed[{ref.getRank(), ref.getName().str()}];
-            if (v)
-              equal(nullptr, key(v, d), extv);
-          }
+        l.walkRefs([&](size_t, PlanRefView ref) {
+          // Tensors of an assumed lineage that the stage does not read
+          // (other replicas, other ranks) do not constrain it.
+          auto it = planNamed.find({ref.rank, ref.name.str()});
+          if (it != planNamed.end() && it->second)
+            equal(nullptr, key(it->second, d), extv);
+        });
         boxes.push_back({guarantee, (unsigned)i, d, full[d], lov, extv});
       }
     }

@@ -134,12 +134,11 @@ template <typename D> struct Bindings {
                  << "' lies outside the stage's spec tensor";
         slice = sliceOf(it->second, l);
       } else {
-        for (auto &g : l.getGroupRefs())
-          for (PlanRefAttr ref : g) {
-            auto ty = planTypes.find({ref.getRank(), ref.getName().str()});
-            if (ty != planTypes.end())
-              kind = kindOf(ty->second.getElementType());
-          }
+        l.walkRefs([&](size_t, PlanRefView ref) {
+          auto ty = planTypes.find({ref.rank, ref.name.str()});
+          if (ty != planTypes.end())
+            kind = kindOf(ty->second.getElementType());
+        });
         SmallVector<int64_t> shape = l.getSliceShape();
         SmallVector<int64_t> idx;
         for (int64_t i = 0, e = numElements(shape); i < e; ++i) {
@@ -683,12 +682,12 @@ std::string mlir::tv::canonicalStageKey(StageOp stage) {
     for (unsigned i = 0; i < l.getRank(); ++i)
       os << l.getLower()[i] << ":" << l.getUpper()[i] << ",";
     os << "]=";
-    for (auto &g : l.getGroupRefs()) {
+    l.walkGroups([&](size_t, ArrayRef<PlanRefView> g) {
       os << "(";
-      for (PlanRefAttr r : g)
-        os << ren(r.getName()) << "@" << r.getRank() << "+";
+      for (const PlanRefView &r : g)
+        os << ren(r.name) << "@" << r.rank << "+";
       os << ")";
-    }
+    });
     os << ";";
   };
   // Walk the regions first so names get numbers in program order.

@@ -80,9 +80,9 @@ private:
   /// The coordinate a lineage reference belongs to: its rank's along the
   /// axis, or its tensor's micro-batch (-1: no micro-batch owns it; -2: its
   /// rank is not in the stage).
-  int64_t refCoord(PlanRefAttr ref) const;
+  int64_t refCoord(PlanRefView ref) const;
   /// The reference moved to coordinate 0: (name, rank).
-  std::pair<StringRef, int64_t> refAt0(PlanRefAttr ref) const;
+  std::pair<StringRef, int64_t> refAt0(PlanRefView ref) const;
 
   // Micro-batch lanes.
   bool checkLanes(std::string &why);
@@ -170,39 +170,42 @@ bool Folder::checkLineages(std::string &why) {
     LineageAttr l;
     bool guarantee;
     int64_t coord;
-    SmallVector<unsigned, 1> groups;
+    // The groups of that coordinate: the lineage's references at it.
+    SmallVector<SmallVector<PlanRefView, 1>, 1> groups;
   };
   std::vector<Sub> subs;
-  auto refAt = [](Attribute a) { return cast<PlanRefAttr>(a); };
   for (bool guarantee : {false, true}) {
     ArrayAttr list = guarantee ? stage.getGuarantees() : stage.getAssumes();
     for (Attribute a : list) {
       auto l = cast<LineageAttr>(a);
-      ArrayAttr groups = l.getGroups();
       DenseMap<int64_t, unsigned> subOf;
-      for (auto [gi, ga] : llvm::enumerate(groups)) {
-        auto g = cast<ArrayAttr>(ga).getValue();
-        if (g.empty())
-          continue;
+      bool mixed = false;
+      l.walkGroups([&](size_t, ArrayRef<PlanRefView> g) {
+        if (g.empty() || mixed)
+          return;
         // References outside the stage (micro-batch folding only) have no
         // coordinate; the others must share one.
         int64_t c = -2;
-        for (Attribute ref : g)
-          if (int64_t rc = refCoord(refAt(ref)); rc != -2 && c == -2)
+        for (const PlanRefView &ref : g)
+          if (int64_t rc = refCoord(ref); rc != -2 && c == -2)
             c = rc;
         if (c == -2)
-          continue;
-        for (Attribute ref : g)
-          if (int64_t rc = refCoord(refAt(ref)); rc != -2 && rc != c) {
-            why = "a lineage group of '" + l.getSpec().getValue().str() +
-                  "' sums tensors of different '" + axisName.str() +
-                  "' coordinates";
-            return false;
-          }
+          return;
+        for (const PlanRefView &ref : g)
+          if (int64_t rc = refCoord(ref); rc != -2 && rc != c)
+            mixed = true;
+        if (mixed)
+          return;
         auto [it, inserted] = subOf.try_emplace(c, subs.size());
         if (inserted)
           subs.push_back({l, guarantee, c, {}});
-        subs[it->second].groups.push_back(gi);
+        subs[it->second].groups.emplace_back(g.begin(), g.end());
+      });
+      if (mixed) {
+        why = "a lineage group of '" + l.getSpec().getValue().str() +
+              "' sums tensors of different '" + axisName.str() +
+              "' coordinates";
+        return false;
       }
     }
   }
@@ -288,12 +291,11 @@ bool Folder::checkLineages(std::string &why) {
       key.push_back(s.l.getLower()[i] - shift);
       key.push_back(s.l.getUpper()[i] - shift);
     }
-    ArrayAttr groups = s.l.getGroups();
     SmallVector<Key, 1> gs;
-    for (unsigned gi : s.groups) {
+    for (const auto &group : s.groups) {
       SmallVector<std::pair<int64_t, int64_t>, 4> refs;
-      for (Attribute a : cast<ArrayAttr>(groups[gi])) {
-        auto [name0, r0] = refAt0(refAt(a));
+      for (const PlanRefView &ref : group) {
+        auto [name0, r0] = refAt0(ref);
         refs.push_back({idOf(name0), r0});
       }
       llvm::sort(refs);
@@ -747,23 +749,24 @@ bool Folder::checkRedMatch(std::string &why) {
   // A spec tensor is a sum over the axis exactly where its plan tensors are.
   for (Attribute a : stage.getGuarantees()) {
     auto l = cast<LineageAttr>(a);
+    std::string err;
     bool want = specRed.contains(l.getSpec().getValue());
-    for (auto &g : l.getGroupRefs())
-      for (PlanRefAttr ref : g) {
-        auto it = programOf.find(ref.getRank());
-        if (it == programOf.end())
-          continue;
-        auto pr = planRed.find({it->second, ref.getName().str()});
-        bool have = pr != planRed.end() && pr->second;
-        if (have != want) {
-          why = "'" + l.getSpec().getValue().str() + "' is " +
-                (want ? "" : "not ") + "a sum over the axis in the spec but " +
-                ref.getName().str() + " on rank " +
-                std::to_string(ref.getRank()) + " is " +
-                (have ? "" : "not ") + "in the plan";
-          return false;
-        }
-      }
+    l.walkRefs([&](size_t, PlanRefView ref) {
+      auto it = programOf.find(ref.rank);
+      if (!err.empty() || it == programOf.end())
+        return;
+      auto pr = planRed.find({it->second, ref.name.str()});
+      bool have = pr != planRed.end() && pr->second;
+      if (have != want)
+        err = "'" + l.getSpec().getValue().str() + "' is " +
+              (want ? "" : "not ") + "a sum over the axis in the spec but " +
+              ref.name.str() + " on rank " + std::to_string(ref.rank) +
+              " is " + (have ? "" : "not ") + "in the plan";
+    });
+    if (!err.empty()) {
+      why = err;
+      return false;
+    }
   }
   return true;
 }
@@ -803,14 +806,16 @@ void Folder::rewrite() {
           l.getLower()[d] >= blockSize.lookup(l.getSpec().getValue()))
         continue;
       SmallVector<Attribute> groups;
-      for (Attribute g : l.getGroups()) {
-        auto refs = cast<ArrayAttr>(g);
-        if (!refs.empty() &&
-            llvm::all_of(refs, [&](Attribute r) {
-              return refCoord(cast<PlanRefAttr>(r)) <= 0;
+      l.walkGroups([&](size_t, ArrayRef<PlanRefView> refs) {
+        if (refs.empty() || !llvm::all_of(refs, [&](const PlanRefView &r) {
+              return refCoord(r) <= 0;
             }))
-          groups.push_back(g);
-      }
+          return;
+        SmallVector<Attribute, 2> kept;
+        for (const PlanRefView &r : refs)
+          kept.push_back(PlanRefAttr::get(ctx, r.name, r.rank));
+        groups.push_back(ArrayAttr::get(ctx, kept));
+      });
       if (groups.empty())
         continue;
       out.push_back(LineageAttr::get(ctx, l.getSpec(), l.getLower(),
@@ -862,27 +867,27 @@ void Folder::rewrite() {
 //      the outputs through linear ops, and a spec output is Red exactly where
 //      its plan tensors are.
 
-int64_t Folder::refCoord(PlanRefAttr ref) const {
+int64_t Folder::refCoord(PlanRefView ref) const {
   if (!lanes)
-    return coordOf(ref.getRank());
-  auto prog = programOf.find(ref.getRank());
+    return coordOf(ref.rank);
+  auto prog = programOf.find(ref.rank);
   if (prog == programOf.end())
     return -2; // a rank outside the stage: nothing here reads it
-  auto it = laneOfName.find({prog->second, ref.getName().str()});
+  auto it = laneOfName.find({prog->second, ref.name.str()});
   // A name the rank's program here does not hold: nothing here reads it.
   return it == laneOfName.end() ? -2 : it->second.first;
 }
 
-std::pair<StringRef, int64_t> Folder::refAt0(PlanRefAttr ref) const {
+std::pair<StringRef, int64_t> Folder::refAt0(PlanRefView ref) const {
   if (!lanes)
-    return {ref.getName(), rank0(ref.getRank())};
-  auto prog = programOf.find(ref.getRank());
+    return {ref.name, rank0(ref.rank)};
+  auto prog = programOf.find(ref.rank);
   if (prog != programOf.end()) {
-    auto it = laneOfName.find({prog->second, ref.getName().str()});
+    auto it = laneOfName.find({prog->second, ref.name.str()});
     if (it != laneOfName.end())
-      return {it->second.second, ref.getRank()};
+      return {it->second.second, ref.rank};
   }
-  return {ref.getName(), ref.getRank()};
+  return {ref.name, ref.rank};
 }
 
 static int64_t laneAttr(Operation &op) {

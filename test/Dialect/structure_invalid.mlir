@@ -467,8 +467,26 @@ tv.lineage #tv.lineage<"y"[0:4] = []>
 // -----
 
 // Syntax: a lineage needs at least one group.
-// expected-error @+1 {{expected '['}}
+// expected-error @+1 {{expected string}}
 tv.lineage #tv.lineage<"y"[0:4] = >
+
+// -----
+
+// Replicas name at least one rank.
+// expected-error @+1 {{replicas of 'y' name no rank}}
+tv.lineage #tv.lineage<"y"[0:4] = "y":[]>
+
+// -----
+
+// Replicas on a negative rank.
+// expected-error @+1 {{plan reference to negative rank -2}}
+tv.lineage #tv.lineage<"y"[0:4] = "y":[0, -2]>
+
+// -----
+
+// Replicas need a tensor name.
+// expected-error @+1 {{replicas need a plan tensor name}}
+tv.lineage #tv.lineage<"y"[0:4] = "":[0]>
 
 // -----
 

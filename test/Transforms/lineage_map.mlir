@@ -54,10 +54,12 @@ tv.lineage #tv.lineage<"y"[4:8, 0:8] = ["y":2] | ["y":3]>
 
 // CHECK-NOT: tv.lineage_map
 // CHECK-LABEL: tv.stage @stage0_a
-// CHECK-SAME: assumes [#tv.lineage<"x"[0:4, 0:8] = ["x":0] | ["x":1]>, #tv.lineage<"x"[4:8, 0:8] = ["x":2] | ["x":3]>, #tv.lineage<"w1"[0:8, 0:8] = ["w1":0] | ["w1":2]>, #tv.lineage<"w1"[8:16, 0:8] = ["w1":1] | ["w1":3]>]
-// CHECK-SAME: guarantees [#tv.lineage<"a"[0:4, 0:8] = ["a":0]>, #tv.lineage<"a"[0:4, 8:16] = ["a":1]>, #tv.lineage<"a"[4:8, 0:8] = ["a":2]>, #tv.lineage<"a"[4:8, 8:16] = ["a":3]>]
+// Maps expand to replicas: a group of one reference per rank, stored as a
+// list of ranks.
+// CHECK-SAME: assumes [#tv.lineage<"x"[0:4, 0:8] = "x":[0, 1]>, #tv.lineage<"x"[4:8, 0:8] = "x":[2, 3]>, #tv.lineage<"w1"[0:8, 0:8] = "w1":[0, 2]>, #tv.lineage<"w1"[8:16, 0:8] = "w1":[1, 3]>]
+// CHECK-SAME: guarantees [#tv.lineage<"a"[0:4, 0:8] = "a":[0]>, #tv.lineage<"a"[0:4, 8:16] = "a":[1]>, #tv.lineage<"a"[4:8, 0:8] = "a":[2]>, #tv.lineage<"a"[4:8, 8:16] = "a":[3]>]
 // CHECK-LABEL: tv.stage @stage1_y
-// CHECK-SAME: #tv.lineage<"w2"[0:8, 0:8] = ["w2":0] | ["w2":2]>, #tv.lineage<"w2"[0:8, 8:16] = ["w2":1] | ["w2":3]>
+// CHECK-SAME: #tv.lineage<"w2"[0:8, 0:8] = "w2":[0, 2]>, #tv.lineage<"w2"[0:8, 8:16] = "w2":[1, 3]>
 // CHECK-SAME: guarantees [#tv.lineage<"y"[0:4, 0:8] = ["y":0] | ["y":1]>, #tv.lineage<"y"[4:8, 0:8] = ["y":2] | ["y":3]>]
 
 // JSON: tv.lineage <"x"[0:4, 0:8] = ["x":0] | ["x":1]>

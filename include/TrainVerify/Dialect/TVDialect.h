@@ -14,6 +14,15 @@
 #include "TrainVerify/Dialect/TVOpsDialect.h.inc"
 #include "TrainVerify/Dialect/TVOpsEnums.h.inc"
 
+namespace mlir::tv {
+/// A plan tensor on one rank, as a lineage group names it (a view: the name
+/// lives in the context).
+struct PlanRefView {
+  llvm::StringRef name;
+  int64_t rank;
+};
+} // namespace mlir::tv
+
 #define GET_ATTRDEF_CLASSES
 #include "TrainVerify/Dialect/TVAttrs.h.inc"
 
