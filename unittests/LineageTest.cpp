@@ -67,12 +67,13 @@ TEST(LineageAttr, ParsePrintRoundTrip) {
 TEST(LineageAttr, ReplicasStandForOneGroupPerRank) {
   MLIRContext ctx;
   ctx.loadDialect<TVDialect>();
-  const char *text = "#tv.lineage<\"y\"[0:4] = \"y\":[3, 5] | "
-                     "[\"z\":0 + \"z\":1] | \"w\":[7]>";
+  const char *text =
+      "#tv.lineage<\"y\"[0:4] = [\"z\":0 + \"z\":1] | \"y\":[3, 5, 7]>";
   auto lin = dyn_cast_or_null<LineageAttr>(parseAttribute(text, &ctx));
   ASSERT_TRUE(lin);
-  // Three elements, four groups: y@3, y@5, z@0 + z@1, w@7.
-  EXPECT_EQ(lin.getGroups().size(), 3u);
+  // One explicit group and three replicas: z@0 + z@1, y@3, y@5, y@7.
+  EXPECT_EQ(lin.getGroups().size(), 1u);
+  EXPECT_EQ(lin.getReplicaRanks().size(), 3u);
   EXPECT_EQ(lin.getNumGroups(), 4u);
   std::vector<std::string> seen;
   lin.walkGroups([&](size_t g, ArrayRef<PlanRefView> refs) {
@@ -81,22 +82,26 @@ TEST(LineageAttr, ReplicasStandForOneGroupPerRank) {
       s += r.name.str() + "@" + std::to_string(r.rank) + " ";
     seen.push_back(s);
   });
-  EXPECT_EQ(seen, (std::vector<std::string>{"0:y@3 ", "1:y@5 ", "2:z@0 z@1 ",
-                                            "3:w@7 "}));
+  EXPECT_EQ(seen, (std::vector<std::string>{"0:z@0 z@1 ", "1:y@3 ", "2:y@5 ",
+                                            "3:y@7 "}));
   auto refs = lin.getGroupRefs();
   ASSERT_EQ(refs.size(), 4u);
-  EXPECT_EQ(refs[1][0].getName(), "y");
-  EXPECT_EQ(refs[1][0].getRank(), 5);
-  EXPECT_EQ(refs[2].size(), 2u);
+  EXPECT_EQ(refs[2][0].getName(), "y");
+  EXPECT_EQ(refs[2][0].getRank(), 5);
+  EXPECT_EQ(refs[0].size(), 2u);
   size_t count = 0;
   lin.walkRefs([&](size_t, PlanRefView) { ++count; });
   EXPECT_EQ(count, 5u);
   std::string printed;
   llvm::raw_string_ostream os(printed);
   Attribute(lin).print(os);
-  EXPECT_EQ(printed, "#tv.lineage<\"y\"[0:4] = \"y\":[3, 5] | "
-                     "[\"z\":0 + \"z\":1] | \"w\":[7]>");
+  EXPECT_EQ(printed, text);
   EXPECT_EQ(parseAttribute(printed, &ctx), lin);
+  // Moving the box keeps every group.
+  LineageAttr moved = lin.withBox({4}, {8});
+  EXPECT_EQ(moved.getLower()[0], 4);
+  EXPECT_EQ(moved.getNumGroups(), 4u);
+  EXPECT_EQ(moved.getReplicaName(), lin.getReplicaName());
 }
 
 TEST(LineageAttr, RejectsEmptySlice) {

@@ -217,17 +217,22 @@ mlir::tv::collectLineages(ModuleOp module) {
     uint32_t dims;
     size_t slot; // index in `out`
   };
-  struct PendingRef {
+  struct PendingRef { // 12 bytes: there is one per rank and map
     uint32_t box;
-    StringAttr plan;
-    int64_t rank;
+    uint32_t plan; // index in `planNames`
+    uint32_t rank;
   };
+  std::vector<StringAttr> planNames;
+  DenseMap<StringAttr, uint32_t> planIndexOf;
   std::vector<PendingBox> boxes;
   std::vector<int64_t> bounds;
   std::vector<PendingRef> refs;
-  llvm::StringMap<uint32_t> byBox;
+  // Boxes by hash, equal hashes chained (far smaller than a map keyed by
+  // the box: one entry per statement of every map).
+  DenseMap<uint64_t, uint32_t> boxByHash;
+  std::vector<uint32_t> nextSameHash;
+  constexpr uint32_t none = ~0u;
   SymbolTableCollection symbols;
-  std::string key;
   SmallVector<int64_t> lower, upper;
   for (Operation &op : *module.getBody()) {
     if (auto lin = dyn_cast<LineageOp>(op)) {
@@ -258,6 +263,17 @@ mlir::tv::collectLineages(ModuleOp module) {
     }
     StringAttr spec = lmap.getSpecAttr();
     StringAttr planName = lmap.getPlanAttr();
+    auto [planSlot, newPlan] =
+        planIndexOf.try_emplace(planName, planNames.size());
+    if (newPlan)
+      planNames.push_back(planName);
+    uint32_t planIndex = planSlot->second;
+    int64_t meshRanks = 1;
+    for (int64_t size : sizes)
+      meshRanks *= size;
+    if (meshRanks > (int64_t)UINT32_MAX)
+      return lmap.emitOpError() << "mesh of " << meshRanks
+                                << " ranks is too large for a lineage map";
     // Coordinates of the slice in row-major (rank) order.
     SmallVector<int64_t> coords(sizes.size());
     for (auto [i, f] : llvm::enumerate(fixed))
@@ -279,20 +295,32 @@ mlir::tv::collectLineages(ModuleOp module) {
       }
       // A box is its spec tensor and both corners (two maps of one tensor
       // may use different block shapes).
-      key.clear();
-      key.append(spec.getValue().data(), spec.getValue().size());
-      key.push_back('\0');
-      key.append((const char *)lower.data(), lower.size() * sizeof(int64_t));
-      key.append((const char *)upper.data(), upper.size() * sizeof(int64_t));
-      auto [it, inserted] = byBox.try_emplace(key, boxes.size());
-      if (inserted) {
+      uint64_t h = llvm::hash_combine(
+          spec.getAsOpaquePointer(),
+          llvm::hash_combine_range(lower.begin(), lower.end()),
+          llvm::hash_combine_range(upper.begin(), upper.end()));
+      auto [head, fresh] = boxByHash.try_emplace(h, none);
+      uint32_t found = none;
+      for (uint32_t b = head->second; b != none; b = nextSameHash[b]) {
+        const PendingBox &box = boxes[b];
+        ArrayRef<int64_t> bb(bounds.data() + box.bounds, 2 * box.dims);
+        if (box.spec == spec && bb.take_front(box.dims) == ArrayRef(lower) &&
+            bb.drop_front(box.dims) == ArrayRef(upper)) {
+          found = b;
+          break;
+        }
+      }
+      if (found == none) {
+        found = boxes.size();
+        nextSameHash.push_back(head->second);
+        head->second = found;
         boxes.push_back({spec, (uint32_t)bounds.size(),
                          (uint32_t)lower.size(), out.size()});
         bounds.insert(bounds.end(), lower.begin(), lower.end());
         bounds.insert(bounds.end(), upper.begin(), upper.end());
         out.push_back({LineageAttr(), &op});
       }
-      refs.push_back({it->second, planName, rank});
+      refs.push_back({found, planIndex, (uint32_t)rank});
       // Next coordinate of the slice (the last free axis fastest).
       int64_t i = sizes.size() - 1;
       for (; i >= 0; --i) {
@@ -306,29 +334,37 @@ mlir::tv::collectLineages(ModuleOp module) {
         break;
     }
   }
-  byBox.clear();
-  // Each box's replicas in the order the maps state them.
-  llvm::stable_sort(refs, [](const PendingRef &a, const PendingRef &b) {
-    return a.box < b.box;
+  boxByHash = {};
+  nextSameHash = {};
+  // Each box's replicas by plan tensor and rank (an in-place sort: the
+  // references are the largest array here).
+  llvm::sort(refs, [](const PendingRef &a, const PendingRef &b) {
+    return std::tie(a.box, a.plan, a.rank) < std::tie(b.box, b.plan, b.rank);
   });
-  // Each run of one plan tensor becomes a `#tv.replicas` (a rank costs
-  // eight bytes, not an attribute).
+  // The last run of one plan tensor becomes the lineage's replicas list (a
+  // rank costs eight bytes, not an attribute); others, rare (two maps of
+  // one box naming different tensors), explicit groups of one reference.
   SmallVector<Attribute> groups;
   SmallVector<int64_t> ranks;
   for (size_t i = 0, e = refs.size(); i < e;) {
     const PendingBox &box = boxes[refs[i].box];
     groups.clear();
-    while (i < e && &boxes[refs[i].box] == &box) {
-      StringAttr plan = refs[i].plan;
+    uint32_t plan = 0;
+    while (true) {
+      plan = refs[i].plan;
       ranks.clear();
       for (; i < e && &boxes[refs[i].box] == &box && refs[i].plan == plan; ++i)
         ranks.push_back(refs[i].rank);
-      groups.push_back(ReplicasAttr::get(ctx, plan, ranks));
+      if (i == e || &boxes[refs[i].box] != &box)
+        break;
+      for (int64_t r : ranks)
+        groups.push_back(ArrayAttr::get(
+            ctx, {PlanRefAttr::get(ctx, planNames[plan].getValue(), r)}));
     }
     ArrayRef<int64_t> b(bounds.data() + box.bounds, 2 * box.dims);
-    out[box.slot].attr =
-        LineageAttr::get(ctx, box.spec, b.take_front(box.dims),
-                         b.drop_front(box.dims), ArrayAttr::get(ctx, groups));
+    out[box.slot].attr = LineageAttr::get(
+        ctx, box.spec, b.take_front(box.dims), b.drop_front(box.dims),
+        ArrayAttr::get(ctx, groups), planNames[plan], ranks);
   }
   return out;
 }

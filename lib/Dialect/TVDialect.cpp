@@ -51,21 +51,22 @@ Attribute LineageAttr::parse(AsmParser &parser, Type) {
   if (parser.parseEqual())
     return {};
   SmallVector<Attribute> groups;
+  std::string replicaName;
+  SmallVector<int64_t> replicaRanks;
+  bool replicas = false;
   do {
+    if (replicas) // a replicas list ends the groups
+      return parser.emitError(parser.getCurrentLocation(),
+                              "a replicas list must be the last group"),
+             Attribute();
     // `"x":[0, 4]`: replicas of one tensor, a group per rank.
     if (failed(parser.parseOptionalLSquare())) {
-      std::string name;
-      SmallVector<int64_t> ranks;
-      if (parser.parseString(&name) || parser.parseColon() ||
-          parser.parseCommaSeparatedList(
-              AsmParser::Delimiter::Square,
-              [&] { return parser.parseInteger(ranks.emplace_back()); }))
+      replicas = true;
+      if (parser.parseString(&replicaName) || parser.parseColon() ||
+          parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+            return parser.parseInteger(replicaRanks.emplace_back());
+          }))
         return {};
-      auto replicas = parser.getChecked<ReplicasAttr>(
-          ctx, StringAttr::get(ctx, name), ranks);
-      if (!replicas)
-        return {};
-      groups.push_back(replicas);
       continue;
     }
     SmallVector<Attribute> refs;
@@ -83,8 +84,10 @@ Attribute LineageAttr::parse(AsmParser &parser, Type) {
   } while (succeeded(parser.parseOptionalVerticalBar()));
   if (parser.parseGreater())
     return {};
-  return parser.getChecked<LineageAttr>(ctx, StringAttr::get(ctx, spec), lower,
-                                        upper, ArrayAttr::get(ctx, groups));
+  return parser.getChecked<LineageAttr>(
+      ctx, StringAttr::get(ctx, spec), lower, upper, ArrayAttr::get(ctx, groups),
+      replicas ? StringAttr::get(ctx, replicaName) : StringAttr(),
+      replicaRanks);
 }
 
 void LineageAttr::print(AsmPrinter &printer) const {
@@ -100,13 +103,6 @@ void LineageAttr::print(AsmPrinter &printer) const {
   llvm::interleave(
       getGroups(), printer,
       [&](Attribute group) {
-        if (auto replicas = dyn_cast<ReplicasAttr>(group)) {
-          printer.printString(replicas.getName().getValue());
-          printer << ":[";
-          llvm::interleaveComma(replicas.getRanks(), printer);
-          printer << "]";
-          return;
-        }
         printer << "[";
         llvm::interleave(
             cast<ArrayAttr>(group), printer,
@@ -119,13 +115,22 @@ void LineageAttr::print(AsmPrinter &printer) const {
         printer << "]";
       },
       " | ");
+  if (getReplicaName()) {
+    if (!getGroups().empty())
+      printer << " | ";
+    printer.printString(getReplicaName().getValue());
+    printer << ":[";
+    llvm::interleaveComma(getReplicaRanks(), printer);
+    printer << "]";
+  }
   printer << ">";
 }
 
 LogicalResult
 LineageAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                     StringAttr spec, ArrayRef<int64_t> lower,
-                    ArrayRef<int64_t> upper, ArrayAttr groups) {
+                    ArrayRef<int64_t> upper, ArrayAttr groups,
+                    StringAttr replicaName, ArrayRef<int64_t> replicaRanks) {
   if (!spec || spec.getValue().empty())
     return emitError() << "lineage needs a spec tensor name";
   if (lower.size() != upper.size())
@@ -134,12 +139,22 @@ LineageAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (lower[i] < 0 || lower[i] >= upper[i])
       return emitError() << "lineage slice dimension " << i << " is empty or "
                          << "negative: " << lower[i] << ":" << upper[i];
-  if (groups.empty())
+  if (replicaName) {
+    if (replicaName.getValue().empty())
+      return emitError() << "replicas need a plan tensor name";
+    if (replicaRanks.empty())
+      return emitError() << "replicas of '" << replicaName.getValue()
+                         << "' name no rank";
+    for (int64_t r : replicaRanks)
+      if (r < 0)
+        return emitError() << "plan reference to negative rank " << r;
+  } else if (!replicaRanks.empty()) {
+    return emitError() << "replica ranks without a plan tensor name";
+  }
+  if (groups.empty() && !replicaName)
     return emitError() << "lineage of '" << spec.getValue()
                        << "' has no plan tensor group";
   for (Attribute group : groups) {
-    if (isa<ReplicasAttr>(group))
-      continue; // verified on its own
     auto refs = dyn_cast<ArrayAttr>(group);
     if (!refs || refs.empty())
       return emitError() << "lineage group must be a non-empty list of plan "
@@ -177,13 +192,13 @@ SmallVector<SmallVector<PlanRefAttr>> LineageAttr::getGroupRefs() const {
 }
 
 size_t LineageAttr::getNumGroups() const {
-  size_t n = 0;
-  for (Attribute group : getGroups())
-    if (auto replicas = dyn_cast<ReplicasAttr>(group))
-      n += replicas.getRanks().size();
-    else
-      ++n;
-  return n;
+  return getGroups().size() + getReplicaRanks().size();
+}
+
+LineageAttr LineageAttr::withBox(ArrayRef<int64_t> lower,
+                                 ArrayRef<int64_t> upper) const {
+  return LineageAttr::get(getContext(), getSpec(), lower, upper, getGroups(),
+                          getReplicaName(), getReplicaRanks());
 }
 
 void LineageAttr::walkGroups(
@@ -191,14 +206,6 @@ void LineageAttr::walkGroups(
   size_t index = 0;
   SmallVector<PlanRefView, 4> refs;
   for (Attribute group : getGroups()) {
-    if (auto replicas = dyn_cast<ReplicasAttr>(group)) {
-      StringRef name = replicas.getName().getValue();
-      for (int64_t rank : replicas.getRanks()) {
-        PlanRefView one{name, rank};
-        fn(index++, one);
-      }
-      continue;
-    }
     refs.clear();
     for (Attribute a : cast<ArrayAttr>(group)) {
       auto ref = cast<PlanRefAttr>(a);
@@ -206,6 +213,11 @@ void LineageAttr::walkGroups(
     }
     fn(index++, refs);
   }
+  if (StringAttr name = getReplicaName())
+    for (int64_t rank : getReplicaRanks()) {
+      PlanRefView one{name.getValue(), rank};
+      fn(index++, one);
+    }
 }
 
 void LineageAttr::walkRefs(function_ref<void(size_t, PlanRefView)> fn) const {
@@ -213,20 +225,6 @@ void LineageAttr::walkRefs(function_ref<void(size_t, PlanRefView)> fn) const {
     for (const PlanRefView &r : refs)
       fn(g, r);
   });
-}
-
-LogicalResult
-ReplicasAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     StringAttr name, ArrayRef<int64_t> ranks) {
-  if (!name || name.getValue().empty())
-    return emitError() << "replicas need a plan tensor name";
-  if (ranks.empty())
-    return emitError() << "replicas of '" << name.getValue()
-                       << "' name no rank";
-  for (int64_t r : ranks)
-    if (r < 0)
-      return emitError() << "plan reference to negative rank " << r;
-  return success();
 }
 
 #define GET_OP_CLASSES

@@ -40,9 +40,7 @@ void copyShapes(StageOp src, StageOp dst) {
     SmallVector<Attribute> out;
     for (auto [f, t] : llvm::zip(from, to)) {
       auto lf = cast<LineageAttr>(f), lt = cast<LineageAttr>(t);
-      out.push_back(LineageAttr::get(lt.getContext(), lt.getSpec(),
-                                     lf.getLower(), lf.getUpper(),
-                                     lt.getGroups()));
+      out.push_back(lt.withBox(lf.getLower(), lf.getUpper()));
     }
     return ArrayAttr::get(dst.getContext(), out);
   };

@@ -336,7 +336,7 @@ public:
       StringAttr s = b.getStringAttr(*specName);
       ArrayAttr gl = b.getArrayAttr(groupAttrs);
       if (failed(LineageAttr::verify([&] { return error(lpath); }, s, lo, hi,
-                                     gl)))
+                                     gl, StringAttr(), {})))
         return {};
       LineageOp::create(b, NameLoc::get(b.getStringAttr(lpath), loc),
                         LineageAttr::get(ctx, s, ArrayRef<int64_t>(lo),

@@ -937,7 +937,8 @@ LogicalResult Importer::emitLineages(const json::Array &lineages) {
       StringAttr specName = StringAttr::get(ctx, e.spec + suffix);
       ArrayAttr groupList = b.getArrayAttr(groupAttrs);
       if (failed(LineageAttr::verify([&] { return emitError(fileLoc); },
-                                     specName, e.lo, e.hi, groupList)))
+                                     specName, e.lo, e.hi, groupList,
+                                     StringAttr(), {})))
         return failure();
       auto attr = LineageAttr::get(ctx, specName, ArrayRef<int64_t>(e.lo),
                                    ArrayRef<int64_t>(e.hi), groupList);

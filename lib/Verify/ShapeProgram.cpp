@@ -783,8 +783,7 @@ LogicalResult ShapeProgram::rewrite(const std::function<unsigned(DimKey)> &class
           lo[b.dim] = sizeOf(b.lo);
           hi[b.dim] = lo[b.dim] + sizeOf(b.extent);
         }
-      out.push_back(LineageAttr::get(l.getContext(), l.getSpec(), lo, hi,
-                                     l.getGroups()));
+      out.push_back(l.withBox(lo, hi));
     }
     return ArrayAttr::get(stage.getContext(), out);
   };

@@ -484,6 +484,12 @@ tv.lineage #tv.lineage<"y"[0:4] = "y":[0, -2]>
 
 // -----
 
+// A replicas list ends the groups.
+// expected-error @+1 {{a replicas list must be the last group}}
+tv.lineage #tv.lineage<"y"[0:4] = "y":[0, 1] | ["y":2]>
+
+// -----
+
 // Replicas need a tensor name.
 // expected-error @+1 {{replicas need a plan tensor name}}
 tv.lineage #tv.lineage<"y"[0:4] = "":[0]>

@@ -20,20 +20,6 @@ def TV_PlanRefAttr : TV_Attr<"PlanRef", "ref"> {
   let assemblyFormat = "`<` $name `:` $rank `>`";
 }
 
-def TV_ReplicasAttr : TV_Attr<"Replicas", "replicas"> {
-  let summary = "One plan tensor on many ranks, each copy a lineage group";
-  let description = [{
-    `#tv.replicas<"x" : [0, 4, 8]>` stands, among the groups of a lineage,
-    for the groups `["x":0] | ["x":4] | ["x":8]`: replicas of one plan tensor
-    on several ranks. Lineage maps expand to it; it stores a rank in eight
-    bytes where a group of plan references costs an attribute per rank.
-    Inside a `#tv.lineage` it is written `"x":[0, 4, 8]`.
-  }];
-  let parameters = (ins "StringAttr":$name, ArrayRefParameter<"int64_t">:$ranks);
-  let assemblyFormat = "`<` $name `:` `[` $ranks `]` `>`";
-  let genVerifyDecl = 1;
-}
-
 def TV_LineageAttr : TV_Attr<"Lineage", "lineage"> {
   let summary = "Where a slice of a spec tensor lives in the plan";
   let description = [{
@@ -41,13 +27,24 @@ def TV_LineageAttr : TV_Attr<"Lineage", "lineage"> {
     that the box `[0,4) x [0,8)` of spec tensor `y` equals `y@0 + y@1` and,
     as a replica, also equals `y@2 + y@3`. A group of one is a plain copy.
     Every plan tensor of a group has the shape of the slice.
-    `"x":[0, 4, 8]` among the groups stands for the three groups `["x":0] |
-    ["x":4] | ["x":8]` (a `#tv.replicas`), the form lineage maps expand to.
+    A replicas list `"x":[0, 4, 8]` as the last alternative stands for the
+    three groups `["x":0] | ["x":4] | ["x":8]`: the form lineage maps expand
+    to, stored in the lineage itself as a name and ranks (eight bytes a
+    replica instead of three attributes).
   }];
   let parameters = (ins "StringAttr":$spec,
                         ArrayRefParameter<"int64_t">:$lower,
                         ArrayRefParameter<"int64_t">:$upper,
-                        "ArrayAttr":$groups);
+                        "ArrayAttr":$groups,
+                        OptionalParameter<"StringAttr">:$replicaName,
+                        OptionalArrayRefParameter<"int64_t">:$replicaRanks);
+  let builders = [
+    AttrBuilder<(ins "StringAttr":$spec, "llvm::ArrayRef<int64_t>":$lower,
+                     "llvm::ArrayRef<int64_t>":$upper, "ArrayAttr":$groups), [{
+      return $_get($_ctxt, spec, lower, upper, groups, StringAttr(),
+                   llvm::ArrayRef<int64_t>());
+    }]>
+  ];
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -58,8 +55,11 @@ def TV_LineageAttr : TV_Attr<"Lineage", "lineage"> {
     /// The groups as lists of plan references (builds an attribute per
     /// reference: prefer walkGroups or walkRefs on large lineages).
     llvm::SmallVector<llvm::SmallVector<PlanRefAttr>> getGroupRefs() const;
-    /// Number of groups (a replicas element counts once per rank).
+    /// Number of groups (the replicas list counts once per rank).
     size_t getNumGroups() const;
+    /// The same lineage (groups and replicas) of another box.
+    LineageAttr withBox(llvm::ArrayRef<int64_t> lower,
+                        llvm::ArrayRef<int64_t> upper) const;
     /// Calls `fn(group index, references)` for every group, in order.
     void walkGroups(llvm::function_ref<void(size_t,
         llvm::ArrayRef<PlanRefView>)> fn) const;
