@@ -134,3 +134,83 @@ TEST_F(StageFixture, ShapeReductionSolvesConcatenations) {
   EXPECT_EQ(g.getUpper()[1], 4);
   EXPECT_EQ(verifyStage(s, StageOptions()).outcome, StageResult::Proven);
 }
+
+namespace {
+/// A one-rank gelu stage on pipeline rank `rank` of a (pp 4, tp 2) mesh,
+/// with `extra` ops added to its program.
+std::string pipelineStage(int rank, const std::string &extra = "") {
+  std::string r = std::to_string(rank);
+  return R"(
+  tv.mesh @mesh axes ["pp", "tp"] sizes [4, 2]
+  tv.stage @s assumes [#tv.lineage<"h"[0:4, 0:8] = ["h":)" + r +
+         R"(]>] guarantees [#tv.lineage<"a"[0:4, 0:8] = ["a":)" + r + R"(]>] {
+    tv.spec @spec {
+      %h = tv.input "h" : tensor<4x8xf32>
+      %a = tv.gelu %h : tensor<4x8xf32>
+      tv.output "a", %a : tensor<4x8xf32>
+    }
+    tv.plan @plan mesh @mesh micro_batches 1 {
+      tv.rank_program [)" + r + R"(] {
+        %h = tv.input "h" : tensor<4x8xf32>
+        %a = tv.gelu %h : tensor<4x8xf32>
+        )" + extra + R"(
+        tv.output "a", %a : tensor<4x8xf32>
+      }
+    }
+  })";
+}
+
+std::string keyOf(const std::string &text, int64_t rank, int64_t *canon) {
+  MLIRContext ctx;
+  ctx.loadDialect<TVDialect>();
+  auto m = parseSourceString<ModuleOp>(text, &ctx);
+  if (!m)
+    return "<parse error>";
+  StageOp s = *m->getOps<StageOp>().begin();
+  *canon = canonicalRank(s, rank);
+  return canonicalStageKey(s);
+}
+} // namespace
+
+TEST(CanonicalKey, SameLayerOnAnotherPipelineStageIsTranslated) {
+  // Rank 6 is (pp 3, tp 0): translated along pp to rank 0.
+  int64_t c0, c6;
+  std::string k0 = keyOf(pipelineStage(0), 0, &c0);
+  std::string k6 = keyOf(pipelineStage(6), 6, &c6);
+  EXPECT_EQ(c6, 0);
+  EXPECT_EQ(k0, k6);
+  // Rank 7 is (pp 3, tp 1): tp is translated too.
+  int64_t c7;
+  EXPECT_EQ(keyOf(pipelineStage(7), 7, &c7), k0);
+  EXPECT_EQ(c7, 0);
+}
+
+TEST(CanonicalKey, AxisReadByAnOpIsNotTranslated) {
+  // An embedding sharded along pp reads the rank's pp coordinate: the stage
+  // on pp 3 computes another vocabulary shard than the one on pp 0.
+  std::string emb = "%ids = tv.input \"ids\" : tensor<4xi64>\n"
+                    "%t = tv.input \"t\" : tensor<4x8xf32>\n"
+                    "%e = tv.embedding %ids, %t {vocab_axis = \"pp\"} : "
+                    "tensor<4xi64>, tensor<4x8xf32> -> tensor<4x8xf32>";
+  int64_t c0, c6;
+  std::string k0 = keyOf(pipelineStage(0, emb), 0, &c0);
+  std::string k6 = keyOf(pipelineStage(6, emb), 6, &c6);
+  ASSERT_NE(k0, "<parse error>");
+  EXPECT_EQ(c6, 6);
+  EXPECT_NE(k0, k6);
+}
+
+TEST(CanonicalKey, PeerOutsideTheStageIsNotTranslated) {
+  // A send to pp - 1 whose receiver is not in the stage: from pp 1 and from
+  // pp 3 it reaches different ranks, and translated to pp 0 it would fall
+  // off the mesh. A peer outside the stage pins the axis.
+  std::string send = "tv.send %a {peer_axis = \"pp\", peer_offset = -1 : i64} "
+                     ": tensor<4x8xf32>";
+  int64_t c2, c6;
+  std::string k2 = keyOf(pipelineStage(2, send), 2, &c2);
+  std::string k6 = keyOf(pipelineStage(6, send), 6, &c6);
+  ASSERT_NE(k2, "<parse error>");
+  EXPECT_EQ(c2, 2);
+  EXPECT_EQ(c6, 6);
+  EXPECT_NE(k2, k6);
+}

@@ -667,7 +667,85 @@ StageResult mlir::tv::interpretStage(StageOp stage, uint64_t seed,
   return result;
 }
 
+namespace {
+/// A translation of a stage's ranks along mesh axes: rank r becomes the rank
+/// at coords(r) - offset. The offset is, per axis, the smallest coordinate
+/// of the stage's ranks, or 0 where translating could change the semantics.
+struct RankShift {
+  int64_t delta = 0; // subtracted from every rank
+
+  explicit RankShift(StageOp stage) {
+    PlanOp plan = stage.getPlan();
+    if (!plan)
+      return;
+    auto mesh =
+        SymbolTable::lookupNearestSymbolFrom<MeshOp>(stage, plan.getMeshAttr());
+    if (!mesh)
+      return;
+    ArrayRef<int64_t> sizes = mesh.getSizes();
+    unsigned n = sizes.size();
+    SmallVector<int64_t> offset(n, INT64_MAX);
+    DenseSet<int64_t> ranks;
+    for (auto prog : plan.getBody().front().getOps<RankProgramOp>())
+      for (int64_t r : prog.getRanks()) {
+        ranks.insert(r);
+        SmallVector<int64_t> c = mesh.getCoords(r);
+        if (c.size() != n)
+          return;
+        for (unsigned i = 0; i < n; ++i)
+          offset[i] = std::min(offset[i], c[i]);
+      }
+    if (ranks.empty())
+      return;
+    auto pin = [&](StringRef axis) {
+      int64_t i = mesh.getAxisIndex(axis);
+      if (i >= 0)
+        offset[i] = 0;
+    };
+    // An op that names an axis (a collective's group, a vocabulary shard's
+    // coordinate) may read the coordinate: no translation along it.
+    // Point-to-point along an axis is translated only when every peer is a
+    // rank of the stage (a peer off the mesh could come onto it).
+    stage.getBody().walk([&](Operation *op) {
+      for (NamedAttribute a : op->getAttrs()) {
+        if (a.getName() == "peer_axis")
+          continue;
+        if (auto s = dyn_cast<StringAttr>(a.getValue()))
+          pin(s.getValue());
+        else if (auto arr = dyn_cast<ArrayAttr>(a.getValue()))
+          for (Attribute e : arr)
+            if (auto s = dyn_cast<StringAttr>(e))
+              pin(s.getValue());
+      }
+      auto peerAxis = op->getAttrOfType<StringAttr>("peer_axis");
+      if (!peerAxis || !isa<SendOp, RecvOp>(op))
+        return;
+      auto prog = op->getParentOfType<RankProgramOp>();
+      for (int64_t r : prog ? prog.getRanks() : ArrayRef<int64_t>()) {
+        int64_t peer = isa<SendOp>(op) ? cast<SendOp>(op).getPeerOf(r)
+                                       : cast<RecvOp>(op).getPeerOf(r);
+        if (peer < 0 || !ranks.contains(peer)) {
+          pin(peerAxis.getValue());
+          break;
+        }
+      }
+    });
+    int64_t stride = 1;
+    for (int i = n - 1; i >= 0; --i) {
+      delta += offset[i] * stride;
+      stride *= sizes[i];
+    }
+  }
+  int64_t operator()(int64_t rank) const { return rank - delta; }
+};
+} // namespace
+
+int64_t mlir::tv::canonicalRank(StageOp stage, int64_t rank) {
+  return RankShift(stage)(rank);
+}
+
 std::string mlir::tv::canonicalStageKey(StageOp stage) {
+  RankShift shift(stage);
   llvm::StringMap<unsigned> rename;
   auto ren = [&](StringRef n) {
     auto [it, inserted] = rename.try_emplace(n, rename.size());
@@ -685,7 +763,7 @@ std::string mlir::tv::canonicalStageKey(StageOp stage) {
     l.walkGroups([&](size_t, ArrayRef<PlanRefView> g) {
       os << "(";
       for (const PlanRefView &r : g)
-        os << ren(r.name) << "@" << r.rank << "+";
+        os << ren(r.name) << "@" << shift(r.rank) << "+";
       os << ")";
     });
     os << ";";
@@ -707,10 +785,23 @@ std::string mlir::tv::canonicalStageKey(StageOp stage) {
           a.getName() == "src")
         continue;
       os << " " << a.getName().getValue() << "=";
-      if (isa<InputOp, TagOp, OutputOp>(op) && a.getName() == "name")
+      if (isa<InputOp, TagOp, OutputOp>(op) && a.getName() == "name") {
         os << ren(cast<StringAttr>(a.getValue()).getValue());
-      else
+      } else if (isa<RankProgramOp>(op) && a.getName() == "ranks") {
+        for (int64_t r : cast<DenseI64ArrayAttr>(a.getValue()).asArrayRef())
+          os << shift(r) << ",";
+      } else if (isa<SendOp, RecvOp>(op) && a.getName() == "peer") {
+        os << shift(cast<IntegerAttr>(a.getValue()).getInt());
+      } else if (a.getName() == "rank_groups") {
+        for (Attribute g : cast<ArrayAttr>(a.getValue())) {
+          os << "[";
+          for (int64_t r : cast<DenseI64ArrayAttr>(g).asArrayRef())
+            os << shift(r) << ",";
+          os << "]";
+        }
+      } else {
         os << a.getValue();
+      }
     }
     os << "|";
   });
