@@ -3,6 +3,7 @@
 
 #include "gtest/gtest.h"
 #include <cmath>
+#include <set>
 
 using namespace mlir::tv::sym;
 
@@ -72,4 +73,20 @@ TEST_F(TermFixture, EvaluatorAgreesWithDirectComputation) {
   TermEvaluator ev(c, {1.5, -0.25, 0.3});
   double expected = std::pow(1.25, 2) * std::exp(0.3) / 1.75;
   EXPECT_NEAR(ev.eval(t), expected, 1e-12);
+}
+
+TEST_F(TermFixture, InterningIsStableOverManyTerms) {
+  // Many distinct polynomials (the index chains equal hashes); building each
+  // again must find the same id, and different ones must stay different.
+  std::vector<TermId> first;
+  for (int i = 0; i < 2000; ++i)
+    first.push_back(c.add(c.scale(a, Rat(i)), c.mul(b, c.constant(i % 7))));
+  size_t terms = c.numTerms();
+  for (int i = 0; i < 2000; ++i)
+    EXPECT_EQ(c.add(c.scale(a, Rat(i)), c.mul(b, c.constant(i % 7))),
+              first[i]);
+  EXPECT_EQ(c.numTerms(), terms);
+  std::set<TermId> distinct(first.begin(), first.end());
+  EXPECT_EQ(distinct.size(), first.size());
+  EXPECT_GT(c.footprint(), 0u);
 }

@@ -124,25 +124,28 @@ TermContext::TermContext() {
 }
 
 TermId TermContext::intern(Poly p) {
-  auto it = polyIds.find(p);
-  if (it != polyIds.end())
-    return it->second;
+  size_t h = PolyHash()(p);
+  uint32_t found = polyIds.find(h, [&](uint32_t id) { return polys[id] == p; });
+  if (found != InternIndex::none)
+    return found;
   TermId id = polys.size();
-  // The vector's copy, the map's key and its node.
-  bytes += 2 * (sizeof(Poly) + p.size() * sizeof(Poly::value_type)) + 64;
-  polys.push_back(p);
-  polyIds.emplace(std::move(p), id);
+  // The vector's element and heap storage, the index entry and chain link.
+  bytes += sizeof(Poly) + p.size() * sizeof(Poly::value_type) + 28;
+  polys.push_back(std::move(p));
+  polyIds.insert(h, id);
   return id;
 }
 
 MonoId TermContext::internMono(Mono m) {
-  auto it = monoIds.find(m);
-  if (it != monoIds.end())
-    return it->second;
+  size_t h = MonoHash()(m);
+  uint32_t found = monoIds.find(h, [&](uint32_t id) { return monos[id] == m; });
+  if (found != InternIndex::none)
+    return found;
   MonoId id = monos.size();
-  bytes += 2 * (sizeof(Mono) + m.size() * sizeof(Mono::value_type)) + 64;
-  monos.push_back(m);
-  monoIds.emplace(std::move(m), id);
+  bytes += sizeof(Mono) + (m.size() > 4 ? m.size() * sizeof(Mono::value_type)
+                                        : 0) + 28;
+  monos.push_back(std::move(m));
+  monoIds.insert(h, id);
   return id;
 }
 

@@ -160,8 +160,36 @@ private:
   std::vector<Mono> monos;
   std::vector<Atom> atoms;
   std::vector<VarInfo> vars;
-  std::unordered_map<Poly, TermId, PolyHash> polyIds;
-  std::unordered_map<Mono, MonoId, MonoHash> monoIds;
+  /// Ids of interned values by hash, equal hashes chained: each value is
+  /// stored once, in its vector (a map keyed by the value held a second
+  /// copy, half of a large stage's memory).
+  struct InternIndex {
+    static constexpr uint32_t none = ~0u;
+    llvm::DenseMap<uint64_t, uint32_t> head;
+    std::vector<uint32_t> next; // by id; ids are dense and increasing
+    static uint64_t slot(size_t h) {
+      // DenseMap reserves the two largest keys.
+      return h >= ~uint64_t(1) ? h - 2 : h;
+    }
+    template <typename Eq> uint32_t find(size_t h, Eq eq) const {
+      auto it = head.find(slot(h));
+      if (it == head.end())
+        return none;
+      for (uint32_t id = it->second; id != none; id = next[id])
+        if (eq(id))
+          return id;
+      return none;
+    }
+    void insert(size_t h, uint32_t id) {
+      next.resize(id + 1, none);
+      auto [it, fresh] = head.try_emplace(slot(h), id);
+      if (!fresh) {
+        next[id] = it->second;
+        it->second = id;
+      }
+    }
+  };
+  InternIndex polyIds, monoIds;
   std::unordered_map<Atom, AtomId, AtomHash> atomIds;
   llvm::DenseMap<std::pair<MonoId, MonoId>, MonoId> monoMulCache;
   TermId zeroId, oneId;
