@@ -1226,7 +1226,9 @@ void Folder::rewriteLanes() {
       auto a = slotOf.find(op.getOperand(0)), b = slotOf.find(op.getOperand(1));
       if (a == slotOf.end() || b == slotOf.end())
         continue;
-      slotOf[op.getResult(0)] = a->second;
+      // Copied first: inserting may grow the map and move `a`'s entry.
+      std::pair<unsigned, unsigned> slot = a->second;
+      slotOf[op.getResult(0)] = slot;
       sums.push_back(&op);
     }
     for (Operation *sum : sums) {
