@@ -63,5 +63,6 @@ if [ $quick = 0 ]; then
   row "llama3-405b dp64 tp8 pp16 mb16" llama3-405b "dp=64 tp=8 pp=16 mb=16" "" 1500
   row "llama3-405b dp64 tp8 pp16 mb16, bug rank-scale rank=3001 layer=60" llama3-405b "dp=64 tp=8 pp=16 mb=16" "" 1500 "" "bug=rank-scale rank=3001 layer=60"
   row "deepseek-v3-671b dp32 tp8 pp8 mb16 ep8" deepseek-v3-671b "dp=32 tp=8 pp=8 mb=16 ep=8" "" 1500
+  row "deepseek-v3-671b dp32 tp8 pp8 mb16 ep8, bug rank-scale rank=301 layer=40" deepseek-v3-671b "dp=32 tp=8 pp=8 mb=16 ep=8" "" 1500 "" "bug=rank-scale rank=301 layer=40"
 fi
 rm -rf "$tmp"

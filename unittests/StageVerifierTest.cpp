@@ -45,6 +45,32 @@ TEST_F(StageFixture, CounterexampleIsConcreteAndReplayed) {
   EXPECT_EQ(loc.getLine(), 15u); // the all_reduce
 }
 
+TEST_F(StageFixture, LargeStagesReplayRandomPointsBeforeTheSolver) {
+  // Treated as large, the stage's counterexample comes from a random point
+  // (no solver model: its inputs are not the solver's simple values), and
+  // it is still replayed and marked.
+  StageOp s = load(stageText(
+      "%y = tv.all_reduce avg %p {axes = [\"tp\"]} : tensor<4x6xf32> -> "
+      "tensor<4x6xf32>"));
+  StageOptions opts;
+  opts.replayFirstBytes = 0;
+  StageResult early = verifyStage(s, opts);
+  ASSERT_EQ(early.outcome, StageResult::Counterexample) << early.headline;
+  StageResult solver = verifyStage(s, StageOptions());
+  ASSERT_EQ(solver.outcome, StageResult::Counterexample);
+  EXPECT_EQ(early.headline, solver.headline);
+  EXPECT_NE(early.details, solver.details); // other inputs, other values
+  // A correct stage is never a counterexample, large or not.
+  MLIRContext ctx2;
+  ctx2.loadDialect<TVDialect>();
+  auto m2 = parseSourceString<ModuleOp>(
+      stageText("%y = tv.all_reduce sum %p {axes = [\"tp\"]} : "
+                "tensor<4x6xf32> -> tensor<4x6xf32>"),
+      &ctx2);
+  EXPECT_EQ(verifyStage(*m2->getOps<StageOp>().begin(), opts).outcome,
+            StageResult::Proven);
+}
+
 TEST_F(StageFixture, SmtLibQueryIsProduced) {
   StageOp s = load(stageText(
       "%y = tv.all_reduce sum %p {axes = [\"tp\"]} : tensor<4x6xf32> -> "

@@ -129,8 +129,12 @@ TermId TermContext::intern(Poly p) {
   if (found != InternIndex::none)
     return found;
   TermId id = polys.size();
-  // The vector's element and heap storage, the index entry and chain link.
-  bytes += sizeof(Poly) + p.size() * sizeof(Poly::value_type) + 28;
+  // Counted as twice the vector's element and heap storage plus the index:
+  // the terms are not all a stage holds (its tensors of term ids, large
+  // rationals, the product cache grow with them), and with the store's own
+  // bytes alone the budget let a one-rank-bug stage of DeepSeek-V3 671B
+  // reach 18 GB. Twice is what the budget was calibrated with (decision 34).
+  bytes += 2 * (sizeof(Poly) + p.size() * sizeof(Poly::value_type)) + 64;
   polys.push_back(std::move(p));
   polyIds.insert(h, id);
   return id;
@@ -142,20 +146,24 @@ MonoId TermContext::internMono(Mono m) {
   if (found != InternIndex::none)
     return found;
   MonoId id = monos.size();
-  bytes += sizeof(Mono) + (m.size() > 4 ? m.size() * sizeof(Mono::value_type)
-                                        : 0) + 28;
+  bytes += 2 * (sizeof(Mono) + m.size() * sizeof(Mono::value_type)) + 64;
   monos.push_back(std::move(m));
   monoIds.insert(h, id);
   return id;
 }
 
 AtomId TermContext::internAtom(Atom a) {
-  auto it = atomIds.find(a);
-  if (it != atomIds.end())
-    return it->second;
+  size_t h = AtomHash()(a);
+  uint32_t found = atomIds.find(h, [&](uint32_t id) { return atoms[id] == a; });
+  if (found != InternIndex::none)
+    return found;
   AtomId id = atoms.size();
-  atoms.push_back(a);
-  atomIds.emplace(std::move(a), id);
+  // Selections and applications hold their arguments: a gather over n
+  // values is n ids (large on MoE dispatch stages).
+  bytes += 2 * (sizeof(Atom) + a.args.size() * sizeof(TermId) +
+                a.aux.size() * sizeof(int64_t)) + 64;
+  atoms.push_back(std::move(a));
+  atomIds.insert(h, id);
   return id;
 }
 

@@ -189,8 +189,7 @@ private:
       }
     }
   };
-  InternIndex polyIds, monoIds;
-  std::unordered_map<Atom, AtomId, AtomHash> atomIds;
+  InternIndex polyIds, monoIds, atomIds;
   llvm::DenseMap<std::pair<MonoId, MonoId>, MonoId> monoMulCache;
   TermId zeroId, oneId;
   size_t bytes = 0;
