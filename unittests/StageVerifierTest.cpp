@@ -61,13 +61,10 @@ TEST_F(StageFixture, LargeStagesReplayRandomPointsBeforeTheSolver) {
   EXPECT_EQ(early.headline, solver.headline);
   EXPECT_NE(early.details, solver.details); // other inputs, other values
   // A correct stage is never a counterexample, large or not.
-  MLIRContext ctx2;
-  ctx2.loadDialect<TVDialect>();
-  auto m2 = parseSourceString<ModuleOp>(
+  tvtest::OwnStage correct(
       stageText("%y = tv.all_reduce sum %p {axes = [\"tp\"]} : "
-                "tensor<4x6xf32> -> tensor<4x6xf32>"),
-      &ctx2);
-  EXPECT_EQ(verifyStage(*m2->getOps<StageOp>().begin(), opts).outcome,
+                "tensor<4x6xf32> -> tensor<4x6xf32>"));
+  EXPECT_EQ(verifyStage(correct.get(), opts).outcome,
             StageResult::Proven);
 }
 
@@ -108,20 +105,15 @@ TEST_F(StageFixture, CanonicalKeyIgnoresNames) {
     b.replace(pos, 3, "\"layer7.w\"");
   StageOp s1 = load(a);
   std::string k1 = canonicalStageKey(s1);
-  MLIRContext ctx2;
-  ctx2.loadDialect<TVDialect>();
-  auto m2 = parseSourceString<ModuleOp>(b, &ctx2);
-  ASSERT_TRUE(m2);
-  std::string k2 = canonicalStageKey(*m2->getOps<StageOp>().begin());
+  tvtest::OwnStage renamed(b);
+  ASSERT_TRUE(renamed.get());
+  std::string k2 = canonicalStageKey(renamed.get());
   EXPECT_EQ(k1, k2);
   // A different collective is a different stage.
-  MLIRContext ctx3;
-  ctx3.loadDialect<TVDialect>();
-  auto m3 = parseSourceString<ModuleOp>(
+  tvtest::OwnStage other(
       stageText("%y = tv.all_reduce avg %p {axes = [\"tp\"]} : "
-                "tensor<4x6xf32> -> tensor<4x6xf32>"),
-      &ctx3);
-  EXPECT_NE(k1, canonicalStageKey(*m3->getOps<StageOp>().begin()));
+                "tensor<4x6xf32> -> tensor<4x6xf32>"));
+  EXPECT_NE(k1, canonicalStageKey(other.get()));
 }
 
 TEST_F(StageFixture, ShapeReductionSolvesConcatenations) {
@@ -187,12 +179,10 @@ std::string pipelineStage(int rank, const std::string &extra = "") {
 }
 
 std::string keyOf(const std::string &text, int64_t rank, int64_t *canon) {
-  MLIRContext ctx;
-  ctx.loadDialect<TVDialect>();
-  auto m = parseSourceString<ModuleOp>(text, &ctx);
-  if (!m)
+  tvtest::OwnStage parsed(text);
+  StageOp s = parsed.get();
+  if (!s)
     return "<parse error>";
-  StageOp s = *m->getOps<StageOp>().begin();
   *canon = canonicalRank(s, rank);
   return canonicalStageKey(s);
 }

@@ -47,6 +47,18 @@ struct StageFixture : ::testing::Test {
     return module ? *module->getOps<StageOp>().begin() : StageOp();
   }
 };
+/// A stage parsed into a context of its own (to compare stages in a test).
+struct OwnStage {
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> module;
+  explicit OwnStage(const std::string &text) {
+    ctx.loadDialect<TVDialect>();
+    module = parseSourceString<ModuleOp>(text, &ctx);
+  }
+  StageOp get() {
+    return module ? *module->getOps<StageOp>().begin() : StageOp();
+  }
+};
 } // namespace tvtest
 
 #endif

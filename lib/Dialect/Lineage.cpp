@@ -220,7 +220,7 @@ mlir::tv::collectLineages(ModuleOp module) {
   struct PendingRef { // 12 bytes: there is one per rank and map
     uint32_t box;
     uint32_t plan; // index in `planNames`
-    uint32_t rank;
+    uint32_t rank; // the mesh verifier caps meshes at 2^20 ranks
   };
   std::vector<StringAttr> planNames;
   DenseMap<StringAttr, uint32_t> planIndexOf;
@@ -268,12 +268,6 @@ mlir::tv::collectLineages(ModuleOp module) {
     if (newPlan)
       planNames.push_back(planName);
     uint32_t planIndex = planSlot->second;
-    int64_t meshRanks = 1;
-    for (int64_t size : sizes)
-      meshRanks *= size;
-    if (meshRanks > (int64_t)UINT32_MAX)
-      return lmap.emitOpError() << "mesh of " << meshRanks
-                                << " ranks is too large for a lineage map";
     // Coordinates of the slice in row-major (rank) order.
     SmallVector<int64_t> coords(sizes.size());
     for (auto [i, f] : llvm::enumerate(fixed))
