@@ -4,7 +4,8 @@
 # verdict. Pass another plan as the first argument to verify it instead.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-"$root/scripts/setup.sh" >/dev/null
+# Set-up reports its progress on stderr, so that the verdict is stdout alone.
+"$root/scripts/setup.sh" >&2
 plan="${1:-$root/examples/dp2_pp2_tp2.mlir}"
 [ -f "$plan" ] || plan="$root/examples/tp_mlp_forward.mlir"
 echo "tv: verifying $plan"

@@ -19,15 +19,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
-# The CMake cache keeps the MLIR path: start over if it points elsewhere.
-if [ -f build/CMakeCache.txt ] && ! grep -q "MLIR_DIR:PATH=/usr/lib/llvm-22/lib/cmake/mlir" build/CMakeCache.txt; then
+# The CMake cache keeps the MLIR path: start over only if it points elsewhere.
+# (A path given with -D is cached as MLIR_DIR:UNINITIALIZED=..., so match any type.)
+if [ -f build/CMakeCache.txt ] && ! grep -Eq "^MLIR_DIR:[A-Z]+=/usr/lib/llvm-22/lib/cmake/mlir/?$" build/CMakeCache.txt; then
+  echo "setup: build/ was configured for another MLIR; starting over"
   rm -rf build
 fi
 if [ ! -f build/build.ninja ]; then
+  echo "setup: configuring build/"
   cmake -G Ninja -S . -B build \
     -DCMAKE_BUILD_TYPE=Release \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
     -DLLVM_USE_LINKER=lld
 fi
+echo "setup: building (ninja -C build)"
 ninja -C build -j"$(nproc)" tv-opt tv-translate tv-unittests mlir-doc
