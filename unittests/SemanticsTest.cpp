@@ -202,6 +202,24 @@ const OpCase kOps[] = {
     %y = tv.exp %d : tensor<4x3x2xf32>
     %c = tv.combine %y, %g : tensor<4x3x2xf32>, tensor<3x4xf32> -> tensor<3x2xf32>
     tv.output "c", %c : tensor<3x2xf32>)"},
+  {"moe_gate_gmm", R"(%x = tv.input "x" : tensor<3x4xf32>
+    %r = tv.input "r" : tensor<8x4xf32>
+    %w1 = tv.input "w1" : tensor<4x2x4xf32>
+    %w3 = tv.input "w3" : tensor<4x2x4xf32>
+    %w2 = tv.input "w2" : tensor<4x4x2xf32>
+    %g = tv.input "g" : tensor<3x4xf32>
+    %wt, %idx = tv.moe_gate %x, %r sigmoid k 2 groups 4 keep 2 scale 2.5 : tensor<3x4xf32>, tensor<8x4xf32> -> tensor<3x2xf32>, tensor<3x2xi64>
+    %ws, %is = tv.moe_gate %x, %r softmax k 3 groups 1 keep 1 scale 1.0 : tensor<3x4xf32>, tensor<8x4xf32> -> tensor<3x3xf32>, tensor<3x3xi64>
+    %y = tv.moe_gmm %x, %idx, %wt, %w1, %w3, %w2 experts from 2 : tensor<3x4xf32>, tensor<3x2xi64>, tensor<3x2xf32>, tensor<4x2x4xf32>, tensor<4x2x4xf32>, tensor<4x4x2xf32> -> tensor<3x4xf32>
+    %dx, %dwt, %dw1, %dw3, %dw2 = tv.moe_gmm_grad %g, %x, %idx, %wt, %w1, %w3, %w2 experts from 2 : tensor<3x4xf32>, tensor<3x2xi64>, tensor<3x2xf32>, tensor<4x2x4xf32>, tensor<4x2x4xf32>, tensor<4x4x2xf32>
+    %gx, %gr = tv.moe_gate_grad %x, %r, %ws softmax k 3 groups 1 keep 1 scale 1.0 : tensor<3x4xf32>, tensor<8x4xf32>, tensor<3x3xf32>
+    tv.output "wt", %wt : tensor<3x2xf32>
+    tv.output "ws", %ws : tensor<3x3xf32>
+    tv.output "y", %y : tensor<3x4xf32>
+    tv.output "dx", %dx : tensor<3x4xf32>
+    tv.output "dwt", %dwt : tensor<3x2xf32>
+    tv.output "dw2", %dw2 : tensor<4x4x2xf32>
+    tv.output "gr", %gr : tensor<8x4xf32>)"},
   {"optimizer", R"(%w = tv.input "w" : tensor<3xf32>
     %g = tv.input "g" : tensor<3xf32>
     %m = tv.input "m" : tensor<3xf32>
@@ -410,6 +428,31 @@ const VjpCase kVjps[] = {
     tv.output "y", %y : tensor<3x2xf32>
     tv.output "d_x", %dx : tensor<3x2xf32>
     tv.output "d_l", %dl : tensor<3x4xf32>)", "x,l"},
+  {"moe_routed_experts", R"(%x = tv.input "x" : tensor<3x4xf32>
+    %r = tv.input "r" : tensor<8x4xf32>
+    %w1 = tv.input "w1" : tensor<4x2x4xf32>
+    %w3 = tv.input "w3" : tensor<4x2x4xf32>
+    %w2 = tv.input "w2" : tensor<4x4x2xf32>
+    %dy = tv.input "dy" : tensor<3x4xf32>
+    %wt, %idx = tv.moe_gate %x, %r sigmoid k 2 groups 4 keep 2 scale 2.5 : tensor<3x4xf32>, tensor<8x4xf32> -> tensor<3x2xf32>, tensor<3x2xi64>
+    %y = tv.moe_gmm %x, %idx, %wt, %w1, %w3, %w2 experts from 2 : tensor<3x4xf32>, tensor<3x2xi64>, tensor<3x2xf32>, tensor<4x2x4xf32>, tensor<4x2x4xf32>, tensor<4x4x2xf32> -> tensor<3x4xf32>
+    %dx1, %dwt, %dw1, %dw3, %dw2 = tv.moe_gmm_grad %dy, %x, %idx, %wt, %w1, %w3, %w2 experts from 2 : tensor<3x4xf32>, tensor<3x2xi64>, tensor<3x2xf32>, tensor<4x2x4xf32>, tensor<4x2x4xf32>, tensor<4x4x2xf32>
+    %dx2, %dr = tv.moe_gate_grad %x, %r, %dwt sigmoid k 2 groups 4 keep 2 scale 2.5 : tensor<3x4xf32>, tensor<8x4xf32>, tensor<3x2xf32>
+    %dx = tv.add %dx1, %dx2 : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+    tv.output "y", %y : tensor<3x4xf32>
+    tv.output "d_x", %dx : tensor<3x4xf32>
+    tv.output "d_r", %dr : tensor<8x4xf32>
+    tv.output "d_w1", %dw1 : tensor<4x2x4xf32>
+    tv.output "d_w3", %dw3 : tensor<4x2x4xf32>
+    tv.output "d_w2", %dw2 : tensor<4x4x2xf32>)", "x,r,w1,w3,w2"},
+  {"moe_softmax_router", R"(%x = tv.input "x" : tensor<3x4xf32>
+    %r = tv.input "r" : tensor<6x4xf32>
+    %dy = tv.input "dy" : tensor<3x2xf32>
+    %y, %idx = tv.moe_gate %x, %r softmax k 2 groups 3 keep 2 scale 1.5 : tensor<3x4xf32>, tensor<6x4xf32> -> tensor<3x2xf32>, tensor<3x2xi64>
+    %dx, %dr = tv.moe_gate_grad %x, %r, %dy softmax k 2 groups 3 keep 2 scale 1.5 : tensor<3x4xf32>, tensor<6x4xf32>, tensor<3x2xf32>
+    tv.output "y", %y : tensor<3x2xf32>
+    tv.output "d_x", %dx : tensor<3x4xf32>
+    tv.output "d_r", %dr : tensor<6x4xf32>)", "x,r"},
 };
 // clang-format on
 
@@ -460,3 +503,23 @@ TEST_P(BackwardIsVjp, MatchesFiniteDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(AllGrads, BackwardIsVjp, ::testing::ValuesIn(kVjps),
                          [](const auto &info) { return info.param.name; });
+
+// The router's selection: group-limited top-k, descending, lower index first.
+TEST(MoeRoute, GroupLimitedTopK) {
+  // Four groups of two; group maxima 0.9, 0.8, 0.95, 0.1: groups 2 and 0 are
+  // kept, so 0.85 (group 1) is not selectable although it is the third
+  // largest score.
+  std::vector<double> row = {0.9, 0.2, 0.85, 0.8, 0.95, 0.3, 0.1, 0.05};
+  auto slot = [&](int64_t k, int64_t j, int64_t groups, int64_t keep) {
+    return sym::evalFn(sym::Fn::MoeRoute, row, {k, j, groups, keep});
+  };
+  EXPECT_EQ(slot(3, 0, 4, 2), 4);
+  EXPECT_EQ(slot(3, 1, 4, 2), 0);
+  EXPECT_EQ(slot(3, 2, 4, 2), 5);
+  // Without group limits the third is expert 2.
+  EXPECT_EQ(slot(3, 2, 1, 1), 2);
+  // Ties go to the lower index.
+  std::vector<double> tie = {0.5, 0.5, 0.5, 0.5};
+  EXPECT_EQ(sym::evalFn(sym::Fn::MoeRoute, tie, {2, 0, 1, 1}), 0);
+  EXPECT_EQ(sym::evalFn(sym::Fn::MoeRoute, tie, {2, 1, 1, 1}), 1);
+}

@@ -168,6 +168,18 @@ LogicalResult AllGatherOp::verify() {
   FailureOr<int64_t> n = verifyGroup(*this, getAxesAttr(), getRankGroupsAttr());
   if (failed(n))
     return failure();
+  if (std::optional<ArrayRef<int64_t>> order = getOrder()) {
+    SmallVector<int64_t> sorted(*order);
+    llvm::sort(sorted);
+    for (auto [i, p] : llvm::enumerate(sorted))
+      if (p != (int64_t)i)
+        return emitOpError() << "'order' must be a permutation of the group "
+                                "indices 0.."
+                             << (int64_t)sorted.size() - 1;
+    if (*n != 0 && (int64_t)order->size() != *n)
+      return emitOpError() << "'order' has " << order->size()
+                           << " entries for a group of " << *n;
+  }
   if (*n == 0)
     return success();
   return verifyResized(*this, getInput(), getResult(), getDim(), *n, 1, *n);
@@ -188,6 +200,10 @@ LogicalResult ChunkOp::verify() {
   FailureOr<int64_t> n = verifyGroup(*this, getAxesAttr(), getRankGroupsAttr());
   if (failed(n))
     return failure();
+  if (std::optional<int64_t> index = getIndex())
+    if (*index < 0 || (*n != 0 && *index >= *n))
+      return emitOpError() << "chunk index " << *index
+                           << " is outside the group of " << *n;
   if (*n == 0)
     return success();
   return verifyResized(*this, getInput(), getResult(), getDim(), 1, *n, *n);

@@ -543,3 +543,89 @@ OpFoldResult BroadcastOp::fold(FoldAdaptor) {
     return {};
   return getInput().getType() == getType() ? getInput() : OpFoldResult();
 }
+
+//===----------------------------------------------------------------------===//
+// Routed experts (nnScaler / DeepSeek-V3)
+//===----------------------------------------------------------------------===//
+
+/// Tokens `[t, h]` and router `[e, h]`; the selection parameters fit `e`.
+static LogicalResult verifyRouter(Operation *op, Value input, Value weight,
+                                  int64_t k, int64_t groups,
+                                  int64_t topkGroups) {
+  ArrayRef<int64_t> x = shapeOf(input), w = shapeOf(weight);
+  if (x.size() != 2 || w.size() != 2)
+    return op->emitOpError() << "tokens and router weight must have rank 2";
+  if (w[1] != x[1])
+    return op->emitOpError() << "router weight has hidden size " << w[1]
+                             << ", tokens have " << x[1];
+  int64_t e = w[0];
+  if (groups < 1 || e % groups != 0)
+    return op->emitOpError() << "n_groups " << groups << " must divide the "
+                             << e << " experts";
+  if (topkGroups < 1 || topkGroups > groups)
+    return op->emitOpError() << "topk_groups " << topkGroups
+                             << " must be in [1, " << groups << "]";
+  if (k < 1 || k > topkGroups * (e / groups))
+    return op->emitOpError() << "k = " << k << " must be in [1, "
+                             << topkGroups * (e / groups)
+                             << "] (the experts of the kept groups)";
+  return success();
+}
+
+LogicalResult MoEGateOp::verify() {
+  if (failed(verifyRouter(*this, getInput(), getWeight(), getK(), getNGroups(),
+                          getTopkGroups())))
+    return failure();
+  SmallVector<int64_t> out{shapeOf(getInput())[0], (int64_t)getK()};
+  if (failed(expectShape(*this, getWeights(), out, "weights")) ||
+      failed(expectShape(*this, getIndices(), out, "indices")))
+    return failure();
+  return success();
+}
+
+LogicalResult MoEGateGradOp::verify() {
+  if (failed(verifyRouter(*this, getInput(), getWeight(), getK(), getNGroups(),
+                          getTopkGroups())))
+    return failure();
+  return expectShape(*this, getGrad(),
+                     {shapeOf(getInput())[0], (int64_t)getK()}, "grad");
+}
+
+/// Tokens `[t, h]`, routing `[t, k]`, local experts `w1`, `w3` `[n, f, h]`
+/// and `w2` `[n, h, f]`.
+static LogicalResult verifyExperts(Operation *op, Value input, Value indices,
+                                   Value weights, Value w1, Value w3,
+                                   Value w2, int64_t start) {
+  ArrayRef<int64_t> x = shapeOf(input), i = shapeOf(indices);
+  if (x.size() != 2 || i.size() != 2)
+    return op->emitOpError() << "tokens and indices must have rank 2";
+  if (i[0] != x[0])
+    return op->emitOpError() << "indices cover " << i[0]
+                             << " tokens, input has " << x[0];
+  if (failed(expectShape(op, weights, i, "routing weights")))
+    return failure();
+  ArrayRef<int64_t> a = shapeOf(w1);
+  if (a.size() != 3 || a[2] != x[1])
+    return op->emitOpError() << "w1 must be [experts, ffn, " << x[1]
+                             << "], got " << str(a);
+  if (failed(expectShape(op, w3, a, "w3")) ||
+      failed(expectShape(op, w2, {a[0], a[2], a[1]}, "w2")))
+    return failure();
+  if (start < 0)
+    return op->emitOpError() << "expert_start " << start << " is negative";
+  return success();
+}
+
+LogicalResult MoEGmmOp::verify() {
+  if (failed(verifyExperts(*this, getInput(), getIndices(), getWeights(),
+                           getW1(), getW3(), getW2(), getExpertStart())))
+    return failure();
+  return expectShape(*this, getResult(), shapeOf(getInput()), "result");
+}
+
+LogicalResult MoEGmmGradOp::verify() {
+  if (failed(verifyExperts(*this, getInput(), getIndices(), getWeights(),
+                           getW1(), getW3(), getW2(), getExpertStart())))
+    return failure();
+  return expectShape(*this, getGrad(), shapeOf(getInput()), "grad");
+}

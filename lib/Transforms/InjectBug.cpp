@@ -316,7 +316,8 @@ void InjectBugPass::runOnOperation() {
     shape[0] *= n;
     auto ag = AllGatherOp::create(
         bld, loc, RankedTensorType::get(shape, ty.getElementType()),
-        ar.getInput(), 0, ar.getAxesAttr(), ar.getRankGroupsAttr());
+        ar.getInput(), 0, DenseI64ArrayAttr(), ar.getAxesAttr(),
+        ar.getRankGroupsAttr());
     auto sl = SliceOp::create(bld, loc, ty, ag,
                               SmallVector<int64_t>(ty.getRank(), 0));
     tag(ag);

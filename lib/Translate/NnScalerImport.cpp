@@ -90,7 +90,10 @@ private:
   std::set<std::string> specNames;
   std::vector<std::set<std::string>> planNames;
   std::map<int64_t, std::set<std::string>> namesByRank;
+  /// Program inputs by rank (-1: the spec).
+  std::map<int64_t, std::set<std::string>> inputNames;
   const json::Array *groups = nullptr;
+  int64_t planRanks = 0; // ranks of one data-parallel replica (pp * tp)
 };
 
 } // namespace
@@ -208,11 +211,18 @@ LogicalResult Importer::loadGraph(const json::Object &g, GraphInfo &info,
           mark(info.ids);
         else if (op == "FW_create_mask")
           mark(info.masks);
-        else if (moves.count(op)) {
+        else if (op == "FW_nns_moe_gate" && out->size() == 2) {
+          // (weights, indices): the expert indices are integers.
+          TRef t;
+          if (parseTRef(&(*out)[1], t) && info.ids.insert(t.tid).second)
+            changed = true;
+        } else if (moves.count(op)) {
           for (const json::Value &i : *in) {
             TRef t;
             if (parseTRef(&i, t) && info.masks.count(t.tid))
               mark(info.masks);
+            else if (parseTRef(&i, t) && info.ids.count(t.tid))
+              mark(info.ids);
           }
         }
         TRef f;
@@ -255,6 +265,7 @@ FailureOr<Value> Importer::get(Prog &p, GraphInfo &g, const TRef &t, int part,
   p.lastInput = in;
   p.values[key] = in.getResult();
   (p.rank < 0 ? specNames : namesByRank[p.rank]).insert(name(t, p.rank < 0, part));
+  inputNames[p.rank].insert(name(t, p.rank < 0, part));
   return in.getResult();
 }
 
@@ -359,6 +370,35 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
   };
   auto rankOf = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getRank();
+  };
+  // The halves of a point-to-point transfer (MovePrim, BroadcastPrim): the
+  // tag pairs a send with its recv by the tensor in flight (tid, mb).
+  auto sendTo = [&](Value x, int64_t dst) {
+    auto s = SendOp::create(b, loc, x, b.getI64IntegerAttr(dst), StringAttr(),
+                            IntegerAttr(),
+                            b.getI64IntegerAttr(outs[0].tid * 1000 +
+                                                outs[0].mb + 1));
+    s->setAttr("mb", b.getI64IntegerAttr(outs[0].mb));
+  };
+  auto recvFrom = [&](int64_t src) {
+    auto r = RecvOp::create(b, loc, outTy(0), b.getI64IntegerAttr(src),
+                            StringAttr(), IntegerAttr(),
+                            b.getI64IntegerAttr(ins[0].tid * 1000 +
+                                                ins[0].mb + 1));
+    r->setAttr("mb", b.getI64IntegerAttr(outs[0].mb));
+    define(p, outs[0], r);
+  };
+  // A kwarg the op's semantics do not read is refused by name.
+  auto knownKwargs = [&](std::initializer_list<StringRef> known)
+      -> LogicalResult {
+    if (!kw)
+      return success();
+    for (auto &[k, v] : *kw)
+      if (StringRef(k) != "__consts" && !llvm::is_contained(known, StringRef(k)))
+        return emitError(loc) << "nnscaler import: at " << path << ".kwargs."
+                              << StringRef(k) << ": '" << op
+                              << "' has no semantics for this key; refusing";
+    return success();
   };
   b.setInsertionPointToEnd(p.block);
   Operation *before = p.block->empty() ? nullptr : &p.block->back();
@@ -468,6 +508,7 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
     p.values[Key{outs[0].mb, outs[0].tid, outs[0].v, 0}] = inOp.getResult();
     (p.rank < 0 ? specNames : namesByRank[p.rank])
         .insert(name(outs[0], p.rank < 0));
+    inputNames[p.rank].insert(name(outs[0], p.rank < 0));
   } else if (op == "FW_embedding" || op == "BW_embedding") {
     bool fw = op == "FW_embedding";
     if (failed(needOuts(1)))
@@ -769,14 +810,34 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
     if (failed(grp) || failed(x) || failed(needOuts(1)))
       return failure();
     int64_t dim = kw ? kw->getInteger("dim").value_or(0) : 0;
-    // Members contribute in rank order: require the fused input list to be
-    // in rank order too.
-    for (size_t i = 1; i < ins.size(); ++i)
-      if (ins[i].rank < ins[i - 1].rank)
+    // The fused input list is sorted by the pieces' positions in the full
+    // tensor (indmap): the result concatenates the pieces in that order,
+    // whichever ranks hold them (nnScaler places tp shards out of rank order
+    // on larger meshes). Record it as the gather order over group indices.
+    SmallVector<int64_t> members(
+        cast<DenseI64ArrayAttr>((*grp)[0]).asArrayRef());
+    SmallVector<int64_t> order;
+    for (const TRef &t : ins) {
+      auto pos = llvm::find(members, t.rank);
+      if (pos == members.end() ||
+          llvm::is_contained(order, pos - members.begin()))
         return emitError(loc) << "nnscaler import: at " << path
-                              << ": all-gather inputs are not in rank order";
+                              << ": all-gather input on rank " << t.rank
+                              << " is not one piece of one group member";
+      order.push_back(pos - members.begin());
+    }
+    if (order.size() != members.size())
+      return emitError(loc) << "nnscaler import: at " << path << ": all-gather "
+                            << "of " << members.size() << " members has "
+                            << order.size() << " inputs";
+    bool identity = llvm::all_of(llvm::enumerate(order), [](auto e) {
+      return e.value() == (int64_t)e.index();
+    });
     define(p, outs[0],
-           AllGatherOp::create(b, loc, outTy(0), *x, dim, ArrayAttr(), *grp));
+           AllGatherOp::create(b, loc, outTy(0), *x, dim,
+                               identity ? DenseI64ArrayAttr()
+                                        : b.getDenseI64ArrayAttr(order),
+                               ArrayAttr(), *grp));
   } else if (op == "ChunkPrim") {
     auto x = in(0);
     if (failed(x) || failed(needOuts(1)))
@@ -786,16 +847,31 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
     if (ranks)
       for (const json::Value &r : *ranks)
         members.push_back(r.getAsInteger().value_or(-1));
+    // nnScaler writes the ranks of the first data-parallel replica into
+    // every replica's prims: shift them to this rank's replica.
+    if (!llvm::is_contained(members, p.rank) && planRanks > 0) {
+      int64_t shift = p.rank / planRanks * planRanks;
+      for (int64_t &m : members)
+        if (m >= 0 && m < planRanks)
+          m += shift;
+    }
     llvm::sort(members);
     int64_t idx = kw ? kw->getInteger("__collective_idx").value_or(-1) : -1;
     auto pos = llvm::find(members, p.rank);
-    if (pos == members.end() || pos - members.begin() != idx)
+    if (pos == members.end() || idx < 0 || idx >= (int64_t)members.size())
       return emitError(loc) << "nnscaler import: at " << path
                             << ": chunk index " << idx << " of rank "
-                            << p.rank << " is not its position in the ranks";
+                            << p.rank << " is not one of the "
+                            << members.size() << " chunks of its group";
     int64_t dim = kw ? kw->getInteger("dim").value_or(0) : 0;
+    // A rank takes the chunk its node names; only where that is not its
+    // position in the group is the index written out.
     define(p, outs[0],
-           ChunkOp::create(b, loc, outTy(0), *x, dim, ArrayAttr(),
+           ChunkOp::create(b, loc, outTy(0), *x, dim,
+                           idx == pos - members.begin()
+                               ? IntegerAttr()
+                               : b.getI64IntegerAttr(idx),
+                           ArrayAttr(),
                            b.getArrayAttr({b.getDenseI64ArrayAttr(members)})));
   } else if (op == "MovePrim") {
     const json::Object *p2p = n.getObject("p2p");
@@ -810,18 +886,147 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
       auto x = in(0);
       if (failed(x))
         return failure();
-      int64_t tag = outs[0].tid * 1000 + outs[0].mb + 1;
-      auto s = SendOp::create(b, loc, *x, b.getI64IntegerAttr(*dst),
-                              StringAttr(), IntegerAttr(),
-                              b.getI64IntegerAttr(tag));
-      s->setAttr("mb", b.getI64IntegerAttr(outs[0].mb));
+      sendTo(*x, *dst);
     } else if (*role == "recv") {
-      int64_t tag = ins[0].tid * 1000 + ins[0].mb + 1;
-      auto r = RecvOp::create(b, loc, outTy(0), b.getI64IntegerAttr(*src),
-                              StringAttr(), IntegerAttr(),
-                              b.getI64IntegerAttr(tag));
-      r->setAttr("mb", b.getI64IntegerAttr(outs[0].mb));
-      define(p, outs[0], r);
+      recvFrom(*src);
+    } else {
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ".p2p.role: expected 'send' or 'recv'";
+    }
+  } else if (op == "FW_nns_moe_gate" || op == "BW_nns_moe_gate") {
+    // DeepSeek-V3's router (nnScaler's gate_fw): FW [x, w] -> [weights,
+    // indices]; BW [d weights, x, w] -> [dx, dw]. Every kwarg is modeled or
+    // refused by name.
+    bool fw = op == "FW_nns_moe_gate";
+    if (failed(knownKwargs({"score_func", "bias", "n_groups", "topk_groups",
+                            "topk", "route_scale"})))
+      return failure();
+    if (kw && kw->get("bias") && !kw->get("bias")->getAsNull())
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ".kwargs.bias: a router score bias is not "
+                               "modeled (only bias = null); refusing";
+    std::optional<StringRef> sf = kw ? kw->getString("score_func")
+                                     : std::nullopt;
+    std::optional<int64_t> groups = kw ? kw->getInteger("n_groups")
+                                       : std::nullopt;
+    std::optional<int64_t> keep = kw ? kw->getInteger("topk_groups")
+                                     : std::nullopt;
+    std::optional<int64_t> k = kw ? kw->getInteger("topk") : std::nullopt;
+    std::optional<double> scale = kw ? kw->getNumber("route_scale")
+                                     : std::nullopt;
+    if (!sf || (*sf != "sigmoid" && *sf != "softmax") || !groups || !keep ||
+        !k || !scale)
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ".kwargs: the gate needs score_func "
+                               "('sigmoid' or 'softmax'), n_groups, "
+                               "topk_groups, topk and route_scale";
+    ScoreFunc f = *sf == "sigmoid" ? ScoreFunc::sigmoid : ScoreFunc::softmax;
+    if (fw) {
+      auto x = in(0), w = in(1);
+      if (failed(x) || failed(w) || failed(needOuts(2)))
+        return failure();
+      auto gate = MoEGateOp::create(b, loc, outTy(0), outTy(1), *x, *w, f, *k,
+                                    *groups, *keep, llvm::APFloat(*scale));
+      define(p, outs[0], gate.getWeights());
+      define(p, outs[1], gate.getIndices());
+    } else {
+      auto g = in(0), x = in(1), w = in(2);
+      if (failed(g) || failed(x) || failed(w) || failed(needOuts(2)))
+        return failure();
+      auto gate = MoEGateGradOp::create(b, loc, *x, *w, *g, f, *k, *groups,
+                                        *keep, llvm::APFloat(*scale));
+      define(p, outs[0], gate.getDinput());
+      define(p, outs[1], gate.getDweight());
+    }
+  } else if (op == "FW_nns_moe_gmm" || op == "BW_nns_moe_gmm") {
+    // nnScaler's nnscaler_moe_gmm: FW [x, indices, weights, w1, w3, w2] ->
+    // [y]; BW [dy, x, indices, weights, w1, w3, w2] -> [dx, d weights, dw1,
+    // dw3, dw2]. The local experts are [local_expert_start, _end).
+    bool fw = op == "FW_nns_moe_gmm";
+    if (failed(knownKwargs(
+            {"n_routed_experts", "local_expert_start", "local_expert_end"})))
+      return failure();
+    std::optional<int64_t> total = kw ? kw->getInteger("n_routed_experts")
+                                      : std::nullopt;
+    std::optional<int64_t> start = kw ? kw->getInteger("local_expert_start")
+                                      : std::nullopt;
+    std::optional<int64_t> end = kw ? kw->getInteger("local_expert_end")
+                                    : std::nullopt;
+    if (!total || !start || !end || *start < 0 || *end <= *start ||
+        *end > *total)
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ".kwargs: the expert matmul needs 0 <= "
+                               "local_expert_start < local_expert_end <= "
+                               "n_routed_experts";
+    unsigned base = fw ? 0 : 1;
+    SmallVector<Value> v;
+    for (unsigned i = 0; i < base + 6; ++i) {
+      auto x = in(i);
+      if (failed(x))
+        return failure();
+      v.push_back(*x);
+    }
+    int64_t local = cast<RankedTensorType>(v[base + 3].getType()).getDimSize(0);
+    if (local != *end - *start)
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ": the expert weights hold " << local
+                            << " experts, the kwargs name "
+                            << *end - *start << " (local_expert_start "
+                            << *start << ", local_expert_end " << *end << ")";
+    if (fw) {
+      if (failed(needOuts(1)))
+        return failure();
+      define(p, outs[0],
+             MoEGmmOp::create(b, loc, outTy(0), v[0], v[1], v[2], v[3], v[4],
+                              v[5], *start));
+    } else {
+      if (failed(needOuts(5)))
+        return failure();
+      auto gg = MoEGmmGradOp::create(b, loc, v[0], v[1], v[2], v[3], v[4],
+                                     v[5], v[6], *start);
+      for (unsigned i = 0; i < 5; ++i)
+        define(p, outs[i], gg->getResult(i));
+    }
+  } else if (op == "BroadcastPrim") {
+    // The source sends its tensor to every other rank of `kwargs.ranks`;
+    // each of them receives it (nnScaler broadcasts the loss this way to
+    // the first pipeline stage). Written as point-to-point, so a wrong
+    // source or member list is a dataflow error like a wrong MovePrim.
+    const json::Object *p2p = n.getObject("p2p");
+    std::optional<StringRef> role = p2p ? p2p->getString("role") : std::nullopt;
+    std::optional<int64_t> src = p2p ? p2p->getInteger("src") : std::nullopt;
+    const json::Array *ranks = kw ? kw->getArray("ranks") : nullptr;
+    if (!role || !src || !ranks || ins.size() != 1 || outs.size() != 1)
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ": BroadcastPrim needs p2p {src, role}, "
+                               "kwargs.ranks and one input and output";
+    SmallVector<int64_t> members;
+    for (const json::Value &r : *ranks) {
+      std::optional<int64_t> m = r.getAsInteger();
+      if (!m || *m < 0)
+        return emitError(loc) << "nnscaler import: at " << path
+                              << ".kwargs.ranks: expected rank numbers";
+      members.push_back(*m);
+    }
+    if (!llvm::is_contained(members, *src) ||
+        !llvm::is_contained(members, p.rank))
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ": broadcast source " << *src << " and rank "
+                            << p.rank << " must both be in kwargs.ranks";
+    if (*role == "send") {
+      if (*src != p.rank)
+        return emitError(loc) << "nnscaler import: at " << path
+                              << ": rank " << p.rank
+                              << " sends a broadcast whose source is " << *src;
+      auto x = in(0);
+      if (failed(x))
+        return failure();
+      llvm::sort(members);
+      for (int64_t dst : members)
+        if (dst != p.rank)
+          sendTo(*x, dst);
+    } else if (*role == "recv") {
+      recvFrom(*src);
     } else {
       return emitError(loc) << "nnscaler import: at " << path
                             << ".p2p.role: expected 'send' or 'recv'";
@@ -853,6 +1058,64 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
   return success();
 }
 
+/// VERDICT may state one spec tensor twice at two granularities: the
+/// shards before an all-gather and the gathered tensor after it. Both are
+/// true; a tv lineage has one box per slice, so where the boxes of two
+/// lineages of one tensor overlap without being equal, the finer one (more
+/// slices; the earlier on a tie) is dropped. Dropping an intermediate
+/// lineage only removes a cut point: its stage grows over the collective,
+/// and the final lineages stay.
+static std::set<size_t> coarserLineages(const json::Array &lineages) {
+  using Box = std::vector<int64_t>; // lo0, hi0, lo1, hi1, ...
+  std::map<int64_t, std::vector<std::pair<size_t, std::vector<Box>>>> byTs;
+  for (auto [li, lv] : llvm::enumerate(lineages)) {
+    const json::Object *l = lv.getAsObject();
+    TRef ts;
+    const json::Array *slices = l ? l->getArray("slices") : nullptr;
+    if (!l || !parseTRef(l->get("Ts"), ts) || !slices)
+      continue;
+    std::vector<Box> boxes;
+    for (const json::Value &sv : *slices) {
+      const json::Object *so = sv.getAsObject();
+      const json::Array *box = so ? so->getArray("slice") : nullptr;
+      Box b;
+      if (box)
+        for (const json::Value &dv : *box)
+          if (const json::Array *r = dv.getAsArray())
+            for (const json::Value &x : *r)
+              b.push_back(x.getAsInteger().value_or(0));
+      boxes.push_back(std::move(b));
+    }
+    byTs[ts.tid].push_back({li, std::move(boxes)});
+  }
+  auto overlap = [](const Box &a, const Box &b) {
+    if (a.size() != b.size() || a == b)
+      return false;
+    for (size_t d = 0; d + 1 < a.size(); d += 2)
+      if (a[d + 1] <= b[d] || b[d + 1] <= a[d])
+        return false;
+    return true;
+  };
+  std::set<size_t> dropped;
+  for (auto &[tid, ls] : byTs)
+    for (size_t i = 0; i < ls.size(); ++i)
+      for (size_t j = i + 1; j < ls.size(); ++j) {
+        if (dropped.count(ls[i].first) || dropped.count(ls[j].first))
+          continue;
+        bool clash = false;
+        for (const Box &a : ls[i].second)
+          for (const Box &b : ls[j].second)
+            clash |= overlap(a, b);
+        if (clash)
+          dropped.insert(ls[i].second.size() > ls[j].second.size()
+                             ? ls[i].first
+                             : ls[j].second.size() > ls[i].second.size()
+                                   ? ls[j].first
+                                   : ls[i].first);
+      }
+  return dropped;
+}
+
 LogicalResult Importer::emitLineages(const json::Array &lineages) {
   // Merge VERDICT's lineages per (spec tensor, slice); union the groups.
   struct Entry {
@@ -864,12 +1127,15 @@ LogicalResult Importer::emitLineages(const json::Array &lineages) {
   };
   std::vector<Entry> entries;
   std::map<std::pair<std::string, std::vector<int64_t>>, size_t> index;
+  std::set<size_t> dropped = coarserLineages(lineages);
   for (auto [li, lv] : llvm::enumerate(lineages)) {
     std::string path = "$.lineages[" + std::to_string(li) + "]";
     const json::Object *l = lv.getAsObject();
     TRef ts;
     if (!l || !parseTRef(l->get("Ts"), ts))
       return error(path) << "lineage needs a Ts tensor reference";
+    if (dropped.count(li))
+      continue;
     if (gs.masks.count(ts.tid))
       continue; // masks are constants in tv (see docs/nnscaler-import.md)
     const json::Array *slices = l->getArray("slices");
@@ -924,7 +1190,21 @@ LogicalResult Importer::emitLineages(const json::Array &lineages) {
     }
   }
   b.setInsertionPointToEnd(module.getBody());
-  for (const Entry &e : entries) {
+  for (Entry &e : entries) {
+    // A spec input equals plan inputs; VERDICT also lists copies the plan
+    // computes from them (a multiref of the tokens), which are checked where
+    // they are computed. Keep the groups of plan inputs where there are any.
+    if (!e.complex && inputNames[-1].count(e.spec)) {
+      auto isInput = [&](const std::pair<std::string, int64_t> &ref) {
+        return inputNames[ref.second].count(ref.first) != 0;
+      };
+      std::vector<std::vector<std::pair<std::string, int64_t>>> kept;
+      for (auto &g : e.groups)
+        if (llvm::all_of(g, isInput))
+          kept.push_back(g);
+      if (!kept.empty())
+        e.groups = std::move(kept);
+    }
     for (int part = e.complex ? 1 : 0; part <= (e.complex ? 2 : 0); ++part) {
       std::string suffix = part == 1 ? ".re" : part == 2 ? ".im" : "";
       SmallVector<Attribute> groupAttrs;
@@ -984,6 +1264,7 @@ OwningOpRef<ModuleOp> Importer::run(const json::Object &root) {
     return {};
   }
   groups = gpObj->getArray("collective_groups");
+  planRanks = pp * tp;
 
   module = ModuleOp::create(fileLoc);
   b.setInsertionPointToEnd(module.getBody());

@@ -31,7 +31,9 @@ static SmallVector<int64_t> collectiveGroup(Operation *op, int64_t rank) {
 int64_t mlir::tv::chunkIndex(ChunkOp op, int64_t rank) {
   SmallVector<int64_t> g = op.getGroup(rank);
   auto it = llvm::find(g, rank);
-  return it == g.end() ? -1 : it - g.begin();
+  if (it == g.end())
+    return -1;
+  return op.getIndex() ? (int64_t)*op.getIndex() : it - g.begin();
 }
 
 /// Attributes that define what a collective does (not where it comes from).
@@ -168,9 +170,10 @@ FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan, bool localSteps) {
                 << "collective mismatch on group " << rankList(group)
                 << " (collective #" << seq << " of the group): rank " << m
                 << " runs '" << mop->getName() << "' "
-                << mop->getOperand(0).getType() << " but rank "
-                << step.members.front().first << " runs '" << first->getName()
-                << "' " << first->getOperand(0).getType();
+                << mop->getOperand(0).getType() << " " << semanticAttrs(mop)
+                << " but rank " << step.members.front().first << " runs '"
+                << first->getName() << "' " << first->getOperand(0).getType()
+                << " " << semanticAttrs(first);
             d.attachNote(first->getLoc()) << "the other member";
             return d;
           }

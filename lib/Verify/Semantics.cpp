@@ -117,6 +117,56 @@ template <typename D> struct Eval {
     return idx < 0 ? -1 : env.mesh.getCoords(env.rank)[idx];
   }
 
+  /// Router of token i: its scores over the experts, the selected experts
+  /// and their scores.
+  struct Route {
+    SmallVector<V> scores, index, picked;
+  };
+  Route route(const T &x, const T &w, int64_t i, ScoreFunc f, int64_t k,
+              int64_t groups, int64_t topkGroups) {
+    int64_t h = x.shape[1], e = w.shape[0];
+    Route r;
+    for (int64_t c = 0; c < e; ++c) {
+      V z = d.zero();
+      for (int64_t q = 0; q < h; ++q)
+        z = d.add(z, d.mul(x.data[i * h + q], w.data[c * h + q]));
+      r.scores.push_back(f == ScoreFunc::sigmoid ? d.sigmoid(z) : d.exp(z));
+    }
+    if (f == ScoreFunc::softmax) {
+      V total = sum(r.scores);
+      for (V &s : r.scores)
+        s = d.div(s, total);
+    }
+    for (int64_t j = 0; j < k; ++j) {
+      r.index.push_back(d.moeRoute({k, j, groups, topkGroups}, r.scores));
+      r.picked.push_back(d.select(r.index.back(), 0, r.scores));
+    }
+    return r;
+  }
+  /// 1 if the expert index `idx` is `expert`, else 0.
+  V expertIs(V idx, int64_t expert) { return d.select(idx, expert, {d.one()}); }
+  /// One SwiGLU expert l on token i, up to its down projection.
+  struct Expert {
+    SmallVector<V> a, b, sig, u;
+  };
+  Expert expert(const T &x, const T &w1, const T &w3, int64_t i, int64_t l) {
+    int64_t h = x.shape[1], f = w1.shape[1];
+    Expert ex;
+    for (int64_t p = 0; p < f; ++p) {
+      V a = d.zero(), b = d.zero();
+      for (int64_t q = 0; q < h; ++q) {
+        a = d.add(a, d.mul(x.data[i * h + q], w1.data[(l * f + p) * h + q]));
+        b = d.add(b, d.mul(x.data[i * h + q], w3.data[(l * f + p) * h + q]));
+      }
+      V s = d.sigmoid(a);
+      ex.a.push_back(a);
+      ex.b.push_back(b);
+      ex.sig.push_back(s);
+      ex.u.push_back(d.mul(d.mul(a, s), b));
+    }
+    return ex;
+  }
+
   std::optional<std::string> run(Operation *op, ArrayRef<const T *> in,
                                  SmallVectorImpl<T> &out);
 };
@@ -775,6 +825,147 @@ std::optional<std::string> Eval<D>::run(Operation *op, ArrayRef<const T *> in,
         out.push_back(std::move(dy));
         out.push_back(std::move(dg));
       })
+      .Case([&](MoEGateOp o) {
+        const T &x = *in[0], &w = *in[1];
+        int64_t t = x.shape[0], k = o.getK();
+        double scale = o.getRouteScale().convertToDouble();
+        T wt = make(result(0)), idx = make(result(1));
+        for (int64_t i = 0; i < t; ++i) {
+          Route r = route(x, w, i, o.getScoreFunc(), k, o.getNGroups(),
+                          o.getTopkGroups());
+          V total = sum(r.picked);
+          for (int64_t j = 0; j < k; ++j) {
+            idx.data[i * k + j] = r.index[j];
+            V g = o.getScoreFunc() == ScoreFunc::sigmoid
+                      ? d.div(r.picked[j], total)
+                      : r.picked[j];
+            wt.data[i * k + j] = d.scale(g, scale);
+          }
+        }
+        out.push_back(std::move(wt));
+        out.push_back(std::move(idx));
+      })
+      .Case([&](MoEGateGradOp o) {
+        const T &x = *in[0], &w = *in[1], &g = *in[2];
+        int64_t t = x.shape[0], h = x.shape[1], e = w.shape[0], k = o.getK();
+        double scale = o.getRouteScale().convertToDouble();
+        bool sigmoid = o.getScoreFunc() == ScoreFunc::sigmoid;
+        T dx = make(x.shape), dw = make(w.shape);
+        for (int64_t i = 0; i < t; ++i) {
+          Route r = route(x, w, i, o.getScoreFunc(), k, o.getNGroups(),
+                          o.getTopkGroups());
+          // d weights / d picked scores.
+          SmallVector<V> dg(k);
+          V total = sum(r.picked), dot = d.zero();
+          for (int64_t j = 0; j < k; ++j)
+            dot = d.add(dot, d.mul(g.data[i * k + j], r.picked[j]));
+          for (int64_t j = 0; j < k; ++j)
+            dg[j] = sigmoid ? d.scale(d.sub(d.div(g.data[i * k + j], total),
+                                            d.div(dot, d.mul(total, total))),
+                                      scale)
+                            : d.scale(g.data[i * k + j], scale);
+          // Scatter to the experts, then through the score function.
+          SmallVector<V> ds(e, d.zero()), dz(e);
+          for (int64_t c = 0; c < e; ++c)
+            for (int64_t j = 0; j < k; ++j)
+              ds[c] = d.add(ds[c], d.mul(d.select(r.index[j], c, {d.one()}),
+                                         dg[j]));
+          V sdot = d.zero();
+          for (int64_t c = 0; c < e; ++c)
+            sdot = d.add(sdot, d.mul(ds[c], r.scores[c]));
+          for (int64_t c = 0; c < e; ++c)
+            dz[c] = sigmoid ? d.mul(ds[c], d.mul(r.scores[c],
+                                                 d.sub(d.one(), r.scores[c])))
+                            : d.mul(r.scores[c], d.sub(ds[c], sdot));
+          for (int64_t c = 0; c < e; ++c)
+            for (int64_t q = 0; q < h; ++q) {
+              dx.data[i * h + q] =
+                  d.add(dx.data[i * h + q], d.mul(dz[c], w.data[c * h + q]));
+              dw.data[c * h + q] =
+                  d.add(dw.data[c * h + q], d.mul(dz[c], x.data[i * h + q]));
+            }
+        }
+        out.push_back(std::move(dx));
+        out.push_back(std::move(dw));
+      })
+      .Case([&](MoEGmmOp o) {
+        const T &x = *in[0], &idx = *in[1], &wt = *in[2], &w1 = *in[3],
+                &w3 = *in[4], &w2 = *in[5];
+        int64_t t = x.shape[0], h = x.shape[1], k = idx.shape[1];
+        int64_t n = w1.shape[0], f = w1.shape[1];
+        T res = make(result());
+        for (int64_t i = 0; i < t; ++i)
+          for (int64_t l = 0; l < n; ++l) {
+            V coef = d.zero();
+            for (int64_t j = 0; j < k; ++j)
+              coef = d.add(coef, d.mul(expertIs(idx.data[i * k + j],
+                                                o.getExpertStart() + l),
+                                       wt.data[i * k + j]));
+            Expert ex = expert(x, w1, w3, i, l);
+            for (int64_t q = 0; q < h; ++q) {
+              V oq = d.zero();
+              for (int64_t p = 0; p < f; ++p)
+                oq = d.add(oq, d.mul(ex.u[p], w2.data[(l * h + q) * f + p]));
+              res.data[i * h + q] = d.add(res.data[i * h + q], d.mul(coef, oq));
+            }
+          }
+        out.push_back(std::move(res));
+      })
+      .Case([&](MoEGmmGradOp o) {
+        const T &dy = *in[0], &x = *in[1], &idx = *in[2], &wt = *in[3],
+                &w1 = *in[4], &w3 = *in[5], &w2 = *in[6];
+        int64_t t = x.shape[0], h = x.shape[1], k = idx.shape[1];
+        int64_t n = w1.shape[0], f = w1.shape[1];
+        T dx = make(x.shape), dwt = make(wt.shape), dw1 = make(w1.shape),
+          dw3 = make(w3.shape), dw2 = make(w2.shape);
+        for (int64_t i = 0; i < t; ++i)
+          for (int64_t l = 0; l < n; ++l) {
+            SmallVector<V> m(k);
+            V coef = d.zero();
+            for (int64_t j = 0; j < k; ++j) {
+              m[j] = expertIs(idx.data[i * k + j], o.getExpertStart() + l);
+              coef = d.add(coef, d.mul(m[j], wt.data[i * k + j]));
+            }
+            Expert ex = expert(x, w1, w3, i, l);
+            V dot = d.zero();
+            SmallVector<V> dout(h);
+            for (int64_t q = 0; q < h; ++q) {
+              V oq = d.zero();
+              for (int64_t p = 0; p < f; ++p)
+                oq = d.add(oq, d.mul(ex.u[p], w2.data[(l * h + q) * f + p]));
+              dot = d.add(dot, d.mul(dy.data[i * h + q], oq));
+              dout[q] = d.mul(coef, dy.data[i * h + q]);
+            }
+            for (int64_t j = 0; j < k; ++j)
+              dwt.data[i * k + j] = d.add(dwt.data[i * k + j], d.mul(m[j], dot));
+            for (int64_t p = 0; p < f; ++p) {
+              V du = d.zero();
+              for (int64_t q = 0; q < h; ++q) {
+                int64_t w2i = (l * h + q) * f + p;
+                du = d.add(du, d.mul(dout[q], w2.data[w2i]));
+                dw2.data[w2i] = d.add(dw2.data[w2i], d.mul(dout[q], ex.u[p]));
+              }
+              V sa = ex.sig[p];
+              V dsilu = d.mul(sa, d.add(d.one(),
+                                        d.mul(ex.a[p], d.sub(d.one(), sa))));
+              V da = d.mul(du, d.mul(ex.b[p], dsilu));
+              V db = d.mul(du, d.mul(ex.a[p], sa));
+              for (int64_t q = 0; q < h; ++q) {
+                int64_t wi = (l * f + p) * h + q;
+                dw1.data[wi] = d.add(dw1.data[wi], d.mul(da, x.data[i * h + q]));
+                dw3.data[wi] = d.add(dw3.data[wi], d.mul(db, x.data[i * h + q]));
+                dx.data[i * h + q] =
+                    d.add(dx.data[i * h + q],
+                          d.add(d.mul(da, w1.data[wi]), d.mul(db, w3.data[wi])));
+              }
+            }
+          }
+        out.push_back(std::move(dx));
+        out.push_back(std::move(dwt));
+        out.push_back(std::move(dw1));
+        out.push_back(std::move(dw3));
+        out.push_back(std::move(dw2));
+      })
       // Optimizer.
       .Case([&](SGDOp o) {
         double lr = o.getLr().convertToDouble();
@@ -896,9 +1087,14 @@ mlir::tv::evalCollective(D &d, Operation *op,
         out.assign(n, acc);
       })
       .Case([&](AllGatherOp o) {
+        std::optional<ArrayRef<int64_t>> order = o.getOrder();
+        if (order && (int64_t)order->size() != n) {
+          err = "all_gather 'order' does not match its group";
+          return;
+        }
         SmallVector<T> parts;
-        for (int64_t i = 0; i < n; ++i)
-          parts.push_back(*in[i]);
+        for (int64_t p = 0; p < n; ++p)
+          parts.push_back(*in[order ? (*order)[p] : p]);
         out.assign(n, concat(parts, o.getDim()));
       })
       .Case([&](ReduceScatterOp o) {

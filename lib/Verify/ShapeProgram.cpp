@@ -428,6 +428,49 @@ LogicalResult ShapeProgram::addOp(Operation *op) {
             equal(o, key(experts, 1), key(tokens, 0));
             equal(o, key(experts, 2), key(tokens, 1));
           })
+      .Case<MoEGateOp, MoEGateGradOp>([&](Operation *o) {
+        // The routing keeps its full expert count and k: group-limited
+        // top-k over a smaller row would select differently (see
+        // docs/soundness.md). Tokens and the hidden size reduce.
+        Value x = in(0), w = in(1);
+        equal(o, key(x, 1), key(w, 1));
+        atLeast(key(x, 1), 2);
+        fixed.insert(key(w, 0));
+        Value routed = isa<MoEGateOp>(o) ? res(0) : in(2);
+        equal(o, key(x, 0), key(routed, 0));
+        fixed.insert(key(routed, 1));
+        if (isa<MoEGateOp>(o)) {
+          equalShapes(o, res(0), res(1));
+        } else {
+          equalShapes(o, x, res(0));
+          equalShapes(o, w, res(1));
+        }
+      })
+      .Case<MoEGmmOp, MoEGmmGradOp>([&](Operation *o) {
+        // x [t, h], indices and weights [t, k], w1 and w3 [n, f, h],
+        // w2 [n, h, f]. Local experts are numbered from a global start:
+        // their count stays, as does k; h and f are contracted.
+        unsigned base = isa<MoEGmmGradOp>(o) ? 1 : 0;
+        Value x = in(base), idx = in(base + 1), wt = in(base + 2),
+              w1 = in(base + 3), w3 = in(base + 4), w2 = in(base + 5);
+        equal(o, key(x, 0), key(idx, 0));
+        equalShapes(o, idx, wt);
+        fixed.insert(key(idx, 1));
+        fixed.insert(key(w1, 0));
+        equalShapes(o, w1, w3);
+        equal(o, key(w2, 0), key(w1, 0));
+        equal(o, key(w2, 1), key(x, 1));
+        equal(o, key(w2, 2), key(w1, 1));
+        equal(o, key(w1, 2), key(x, 1));
+        atLeast(key(x, 1), 2);
+        atLeast(key(w1, 1), 2);
+        if (base)
+          equalShapes(o, in(0), x);
+        Value operands[] = {x, wt, w1, w3, w2};
+        for (auto [r, v] : llvm::zip(o->getResults(),
+                                     ArrayRef<Value>(operands)))
+          equalShapes(o, v, r);
+      })
       .Case([&](AllGatherOp o) {
         int64_t n = shape(res())[o.getDim()] / shape(in(0))[o.getDim()];
         for (unsigned d = 0; d < rank(res()); ++d)

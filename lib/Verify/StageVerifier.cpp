@@ -8,10 +8,132 @@
 #include "llvm/Support/raw_ostream.h"
 #include <cmath>
 #include <chrono>
+#include <algorithm>
+#include <cerrno>
+#include <poll.h>
 #include <random>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::tv;
+
+namespace {
+/// What the solver loop found.
+struct SolverOutcome {
+  z3::check_result verdict = z3::unknown;
+  std::string reason; // why unknown
+  std::string error;  // a Z3 exception
+  std::vector<double> model;
+};
+
+std::string serialize(const SolverOutcome &o) {
+  auto line = [](std::string s) {
+    std::replace(s.begin(), s.end(), '\n', ' ');
+    return s + "\n";
+  };
+  std::string out = std::to_string((int)o.verdict) + "\n" + line(o.reason) +
+                    line(o.error) + std::to_string(o.model.size()) + "\n";
+  char buf[40];
+  for (double v : o.model) {
+    snprintf(buf, sizeof(buf), "%.17g\n", v);
+    out += buf;
+  }
+  return out + "end\n";
+}
+
+std::optional<SolverOutcome> deserialize(const std::string &text) {
+  SmallVector<StringRef> lines;
+  StringRef(text).split(lines, '\n');
+  if (lines.size() < 5)
+    return std::nullopt;
+  SolverOutcome o;
+  int v;
+  size_t n;
+  if (lines[0].getAsInteger(10, v) || lines[3].getAsInteger(10, n) ||
+      lines.size() < 5 + n || lines[4 + n] != "end")
+    return std::nullopt;
+  o.verdict = (z3::check_result)v;
+  o.reason = lines[1].str();
+  o.error = lines[2].str();
+  for (size_t i = 0; i < n; ++i)
+    o.model.push_back(std::strtod(lines[4 + i].str().c_str(), nullptr));
+  return o;
+}
+
+/// Runs the solver loop in a child process and waits at most `ms`: Z3's
+/// timeout and its interrupt are not honoured everywhere (a non-linear
+/// query ran minutes past both inside Z3_solver_check), and a child that is
+/// killed always ends the stage, as unknown. A crash of Z3 is unknown too.
+SolverOutcome solveIsolated(unsigned ms,
+                            llvm::function_ref<SolverOutcome()> solve) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return solve();
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return solve();
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    std::string msg = serialize(solve());
+    for (size_t off = 0; off < msg.size();) {
+      ssize_t w = write(fds[1], msg.data() + off, msg.size() - off);
+      if (w <= 0)
+        break;
+      off += w;
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  // The child's own timeout ends most queries; the grace covers reading the
+  // model before it is killed.
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds((int64_t)ms + 2000);
+  std::string text;
+  bool killed = false;
+  char buf[4096];
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
+    struct pollfd pfd = {fds[0], POLLIN, 0};
+    int r = left > 0 ? poll(&pfd, 1, (int)left) : 0;
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0) {
+      kill(pid, SIGKILL);
+      killed = true;
+      break;
+    }
+    ssize_t n = read(fds[0], buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    text.append(buf, n);
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  SolverOutcome o;
+  if (killed) {
+    o.reason = "timeout";
+    return o;
+  }
+  if (std::optional<SolverOutcome> got = deserialize(text))
+    return *got;
+  o.reason = WIFSIGNALED(status)
+                 ? "the solver process died (signal " +
+                       std::to_string(WTERMSIG(status)) + ")"
+                 : "the solver process ended without an answer";
+  return o;
+}
+} // namespace
 
 const char *mlir::tv::toString(StageResult::Outcome o) {
   switch (o) {
@@ -534,96 +656,114 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options) {
   }
 
   // The solver: assumptions that were not substituted, and the negation of
-  // the guarantees that normalization could not settle.
-  z3::check_result verdict = z3::unknown;
-  std::vector<double> model;
-  std::string reason;
-  try {
-    z3::context ctx;
-    z3::solver solver(ctx);
-    z3::params p(ctx);
-    p.set("timeout", options.timeoutMs);
-    solver.set(p);
-    Z3Lowering lower(ctx, terms);
+  // the guarantees that normalization could not settle. The query is built
+  // here (and printed for --export-smtlib), solved in a child process.
+  std::vector<size_t> all = differing;
+  if (differing.empty())
+    for (size_t i = 0; i < out.pairs.size(); ++i)
+      all.push_back(i);
+  auto build = [&](z3::context &ctx, z3::solver &solver, Z3Lowering &lower,
+                   z3::expr_vector &diffs) {
     for (auto &[x, y] : b.extra)
       solver.add(lower.term(x) == lower.term(y));
-    z3::expr_vector diffs(ctx);
-    std::vector<size_t> all = differing;
-    if (differing.empty())
-      for (size_t i = 0; i < out.pairs.size(); ++i)
-        all.push_back(i);
     for (size_t i : all)
       diffs.push_back(lower.term(out.pairs[i].first) !=
                       lower.term(out.pairs[i].second));
     for (size_t v = 0; v < terms.numVars(); ++v)
       if (terms.varInfo(v).isBool && lower.hasVar(v))
         solver.add(lower.var(v) >= 0 && lower.var(v) <= 1);
-    if (options.wantSmtLib) {
-      solver.push();
+  };
+  if (options.wantSmtLib) {
+    try {
+      z3::context ctx;
+      z3::solver solver(ctx);
+      Z3Lowering lower(ctx, terms);
+      z3::expr_vector diffs(ctx);
+      build(ctx, solver, lower, diffs);
       solver.add(z3::mk_or(diffs));
       result.smtlib = solver.to_smt2();
-      solver.pop();
-    }
-    if (differing.empty() && b.extra.empty()) {
-      result.outcome = StageResult::Proven;
-      result.byNormalization = true;
+    } catch (const z3::exception &e) {
+      result.headline = "stage @" + stage.getSymName().str() +
+                        ": solver error: " + e.msg();
       return result;
     }
-    // One query per unsettled element, sharing the assumptions: the
-    // disjunction of all of them is unsat iff each is, and small queries
-    // (one element's cone) are far easier for Z3 than their disjunction
-    // (a 32-micro-batch vocabulary-parallel embedding timed out as one
-    // query). The stage's timeout is a budget shared by the queries; a sat
-    // query ends the search, an unknown one does not (a later element may
-    // still give a counterexample).
-    auto start = std::chrono::steady_clock::now();
-    verdict = z3::unsat;
-    for (unsigned k = 0; k < diffs.size(); ++k) {
-      auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
-      if (spent >= (long)options.timeoutMs) {
-        verdict = z3::unknown;
-        reason = "timeout";
-        break;
-      }
-      z3::params budget(ctx);
-      budget.set("timeout", (unsigned)(options.timeoutMs - spent));
-      solver.set(budget);
-      solver.push();
-      solver.add(diffs[k]);
-      z3::check_result r = solver.check();
-      if (r == z3::sat) {
-        verdict = z3::sat;
-        break; // the model is read below, before the scope is popped
-      }
-      if (r == z3::unknown) {
-        verdict = z3::unknown;
-        reason = solver.reason_unknown();
-      }
-      solver.pop();
-    }
-    if (verdict == z3::sat) {
-      z3::model m = solver.get_model();
-      for (size_t v = 0; v < terms.numVars(); ++v) {
-        double val = 0;
-        if (lower.hasVar(v)) {
-          z3::expr e = m.eval(lower.var(v), true);
-          std::string s = e.is_numeral() ? e.get_decimal_string(17) : "0";
-          if (!s.empty() && s.back() == '?')
-            s.pop_back();
-          val = std::strtod(s.c_str(), nullptr);
-        }
-        model.push_back(val);
-      }
-    } else if (verdict == z3::unknown) {
-      reason = solver.reason_unknown();
-    }
-  } catch (const z3::exception &e) {
-    result.headline = "stage @" + stage.getSymName().str() +
-                      ": solver error: " + e.msg();
+  }
+  if (differing.empty() && b.extra.empty()) {
+    result.outcome = StageResult::Proven;
+    result.byNormalization = true;
     return result;
   }
+  // One query per unsettled element, sharing the assumptions: the
+  // disjunction of all of them is unsat iff each is, and small queries
+  // (one element's cone) are far easier for Z3 than their disjunction
+  // (a 32-micro-batch vocabulary-parallel embedding timed out as one
+  // query). The stage's timeout is a budget shared by the queries; a sat
+  // query ends the search, an unknown one does not (a later element may
+  // still give a counterexample).
+  SolverOutcome solved = solveIsolated(options.timeoutMs, [&] {
+    SolverOutcome o;
+    try {
+      z3::context ctx;
+      z3::solver solver(ctx);
+      z3::params p(ctx);
+      p.set("timeout", options.timeoutMs);
+      solver.set(p);
+      Z3Lowering lower(ctx, terms);
+      z3::expr_vector diffs(ctx);
+      build(ctx, solver, lower, diffs);
+      auto start = std::chrono::steady_clock::now();
+      o.verdict = z3::unsat;
+      for (unsigned k = 0; k < diffs.size(); ++k) {
+        auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+        if (spent >= (long)options.timeoutMs) {
+          o.verdict = z3::unknown;
+          o.reason = "timeout";
+          break;
+        }
+        z3::params budget(ctx);
+        budget.set("timeout", (unsigned)(options.timeoutMs - spent));
+        solver.set(budget);
+        solver.push();
+        solver.add(diffs[k]);
+        z3::check_result r = solver.check();
+        if (r == z3::sat) {
+          o.verdict = z3::sat;
+          // The model is read before the scope is popped.
+          z3::model m = solver.get_model();
+          for (size_t v = 0; v < terms.numVars(); ++v) {
+            double val = 0;
+            if (lower.hasVar(v)) {
+              z3::expr e = m.eval(lower.var(v), true);
+              std::string s = e.is_numeral() ? e.get_decimal_string(17) : "0";
+              if (!s.empty() && s.back() == '?')
+                s.pop_back();
+              val = std::strtod(s.c_str(), nullptr);
+            }
+            o.model.push_back(val);
+          }
+          break;
+        }
+        if (r == z3::unknown) {
+          o.verdict = z3::unknown;
+          o.reason = solver.reason_unknown();
+        }
+        solver.pop();
+      }
+    } catch (const z3::exception &e) {
+      o.error = e.msg();
+    }
+    return o;
+  });
+  if (!solved.error.empty()) {
+    result.headline = "stage @" + stage.getSymName().str() +
+                      ": solver error: " + solved.error;
+    return result;
+  }
+  z3::check_result verdict = solved.verdict;
+  std::vector<double> model = std::move(solved.model);
+  std::string reason = solved.reason;
 
   if (verdict == z3::unsat) {
     result.outcome = StageResult::Proven;

@@ -406,6 +406,7 @@ llvm::StringRef mlir::tv::sym::fnName(Fn f) {
   case Fn::NonZero: return "nonzero";
   case Fn::TopKGate: return "topk_gate";
   case Fn::MaxShare: return "max_share";
+  case Fn::MoeRoute: return "moe_route";
   }
   return "?";
 }
@@ -496,6 +497,37 @@ double mlir::tv::sym::evalFn(Fn f, llvm::ArrayRef<double> a,
       selected |= order[i] == e;
     }
     return selected ? std::exp(a[e] - mx) / denom : 0.0;
+  }
+  case Fn::MoeRoute: {
+    // DeepSeek-V3's router without a score bias: keep the topk_groups
+    // groups with the largest maximum, then the k largest scores of those
+    // (torch.topk order: descending, here the lower index first on a tie).
+    int64_t k = aux[0], j = aux[1], groups = aux[2], keep = aux[3];
+    int64_t e = a.size(), per = groups > 0 ? e / groups : e;
+    if (groups < 1 || per * groups != e || j < 0 || j >= k || k > e)
+      return NAN;
+    llvm::SmallVector<double> masked(a.begin(), a.end());
+    if (groups > 1) {
+      llvm::SmallVector<int64_t> order(groups);
+      llvm::SmallVector<double> best(groups, -INFINITY);
+      for (int64_t g = 0; g < groups; ++g) {
+        order[g] = g;
+        for (int64_t i = g * per; i < (g + 1) * per; ++i)
+          best[g] = std::max(best[g], a[i]);
+      }
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t x, int64_t y) { return best[x] > best[y]; });
+      for (int64_t r = keep; r < groups; ++r)
+        for (int64_t i = order[r] * per; i < (order[r] + 1) * per; ++i)
+          masked[i] = -INFINITY;
+    }
+    llvm::SmallVector<int64_t> order(e);
+    for (int64_t i = 0; i < e; ++i)
+      order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+      return masked[x] > masked[y];
+    });
+    return (double)order[j];
   }
   case Fn::MaxShare: {
     double mx = -INFINITY;

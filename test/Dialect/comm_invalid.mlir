@@ -898,3 +898,36 @@ tv.plan @p mesh @m micro_batches 1 {
     %0 = tv.recv {peer = 0} : tensor<4xui8>
   }
 }
+
+// -----
+
+tv.mesh @m axes ["tp"] sizes [4]
+tv.plan @p mesh @m micro_batches 1 {
+  tv.rank_program [0, 1, 2, 3] {
+    %x = tv.input "x" : tensor<2xf32>
+    // expected-error @+1 {{'tv.all_gather' op 'order' must be a permutation of the group indices 0..3}}
+    %0 = tv.all_gather %x dim 0 {axes = ["tp"], order = array<i64: 0, 1, 1, 3>} : tensor<2xf32> -> tensor<8xf32>
+  }
+}
+
+// -----
+
+tv.mesh @m axes ["tp"] sizes [4]
+tv.plan @p mesh @m micro_batches 1 {
+  tv.rank_program [0, 1, 2, 3] {
+    %x = tv.input "x" : tensor<2xf32>
+    // expected-error @+1 {{'tv.all_gather' op 'order' has 2 entries for a group of 4}}
+    %0 = tv.all_gather %x dim 0 {axes = ["tp"], order = array<i64: 1, 0>} : tensor<2xf32> -> tensor<8xf32>
+  }
+}
+
+// -----
+
+tv.mesh @m axes ["tp"] sizes [2]
+tv.plan @p mesh @m micro_batches 1 {
+  tv.rank_program [0, 1] {
+    %x = tv.input "x" : tensor<4xf32>
+    // expected-error @+1 {{'tv.chunk' op chunk index 2 is outside the group of 2}}
+    %0 = tv.chunk %x dim 0 {axes = ["tp"], index = 2} : tensor<4xf32> -> tensor<2xf32>
+  }
+}

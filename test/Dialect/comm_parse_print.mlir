@@ -180,3 +180,17 @@ tv.plan @p2p_relative_tp mesh @m micro_batches 1 {
     %y = tv.recv {peer_axis = "tp", peer_offset = -1} : tensor<2xf32>
   }
 }
+
+// An all-gather in an explicit piece order (group indices), and a chunk that
+// names the piece its rank keeps.
+// CHECK-LABEL: tv.plan @ordered_pieces mesh @m4 micro_batches 1 {
+// CHECK:         tv.all_gather %{{.*}} dim 0 {axes = ["tp"], order = array<i64: 0, 2, 1, 3>} : tensor<2xf32> -> tensor<8xf32>
+// CHECK:         tv.chunk %{{.*}} dim 0 {axes = ["tp"], index = 2 : i64} : tensor<8xf32> -> tensor<2xf32>
+tv.mesh @m4 axes ["tp"] sizes [4]
+tv.plan @ordered_pieces mesh @m4 micro_batches 1 {
+  tv.rank_program [0, 1, 2, 3] {
+    %x = tv.input "x" : tensor<2xf32>
+    %0 = tv.all_gather %x dim 0 {axes = ["tp"], order = array<i64: 0, 2, 1, 3>} : tensor<2xf32> -> tensor<8xf32>
+    %1 = tv.chunk %0 dim 0 {axes = ["tp"], index = 2} : tensor<8xf32> -> tensor<2xf32>
+  }
+}

@@ -63,7 +63,7 @@ tv.plan @plan mesh @mesh micro_batches 1 {
   }
   tv.rank_program [1] {
     %x = tv.input "x" : tensor<2xf32>
-    // expected-error @+1 {{collective mismatch on group {0, 1} (collective #0 of the group): rank 1 runs 'tv.all_reduce' 'tensor<2xf32>' but rank 0 runs 'tv.all_gather' 'tensor<2xf32>'}}
+    // expected-error @+1 {{collective mismatch on group {0, 1} (collective #0 of the group): rank 1 runs 'tv.all_reduce' 'tensor<2xf32>' {axes = ["tp"], kind = #tv<reduce_kind sum>} but rank 0 runs 'tv.all_gather' 'tensor<2xf32>' {axes = ["tp"], dim = 0 : i64}}}
     %y = tv.all_reduce sum %x {axes = ["tp"]} : tensor<2xf32> -> tensor<2xf32>
     tv.output "y", %y : tensor<2xf32>
   }

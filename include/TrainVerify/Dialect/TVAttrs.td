@@ -76,4 +76,11 @@ def TV_ReduceKind : I32EnumAttr<"ReduceKind", "reduction of a collective", [
 }
 def TV_ReduceKindAttr : EnumAttr<TV_Dialect, TV_ReduceKind, "reduce_kind">;
 
+def TV_ScoreFunc : I32EnumAttr<"ScoreFunc", "router score function", [
+    I32EnumAttrCase<"sigmoid", 0>, I32EnumAttrCase<"softmax", 1>]> {
+  let cppNamespace = "::mlir::tv";
+  let genSpecializedAttr = 0;
+}
+def TV_ScoreFuncAttr : EnumAttr<TV_Dialect, TV_ScoreFunc, "score_func">;
+
 #endif // TV_ATTRS_TD

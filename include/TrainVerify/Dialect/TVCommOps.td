@@ -39,8 +39,13 @@ def TV_AllReduceOp : TV_CollectiveOp<"all_reduce",
   let assemblyFormat = "$kind $input attr-dict `:` type($input) `->` type($result)";
 }
 
-def TV_AllGatherOp : TV_CollectiveOp<"all_gather", (ins I64Attr:$dim),
-    "Concatenates the members' inputs along `dim` in group-index order.",
+def TV_AllGatherOp : TV_CollectiveOp<"all_gather",
+    (ins I64Attr:$dim, OptionalAttr<DenseI64ArrayAttr>:$order),
+    "Concatenates the members' inputs along `dim`: piece p of the result is "
+    "the input of the member with group index `order[p]` (group-index order "
+    "when `order` is absent). `order` is a permutation of the group indices; "
+    "frameworks that place shards on ranks out of rank order (nnScaler) "
+    "gather in the order of the shards' positions, not of the ranks.",
     TV_AnyTensor> {
   let summary = "All-gather over a group";
   let assemblyFormat = [{
@@ -88,9 +93,12 @@ def TV_ReduceOp : TV_CollectiveOp<"reduce", (ins I64Attr:$root),
   }];
 }
 
-def TV_ChunkOp : TV_CollectiveOp<"chunk", (ins I64Attr:$dim),
+def TV_ChunkOp : TV_CollectiveOp<"chunk",
+    (ins I64Attr:$dim, OptionalAttr<I64Attr>:$index),
     "Member i keeps the i-th of n equal chunks of its input along `dim` "
-    "(local: no data moves).", TV_AnyTensor> {
+    "(local: no data moves); with `index`, every rank running the op keeps "
+    "chunk `index` instead (nnScaler's ChunkPrim states the chunk per rank).",
+    TV_AnyTensor> {
   let summary = "Takes this rank's chunk along a dimension";
   let assemblyFormat = [{
     $input `dim` $dim attr-dict `:` type($input) `->` type($result)

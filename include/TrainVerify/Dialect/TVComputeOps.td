@@ -3,6 +3,7 @@
 #define TV_COMPUTE_OPS_TD
 
 include "TrainVerify/Dialect/TVBase.td"
+include "TrainVerify/Dialect/TVAttrs.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
@@ -347,6 +348,64 @@ def TV_CombineOp : TV_ProgramOp<"combine", [Pure]> {
   let results = (outs TV_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $gates attr-dict `:` type($input) `,` type($gates) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TV_MoEGateOp : TV_ProgramOp<"moe_gate", [Pure]> {
+  let summary = "DeepSeek-V3 router: group-limited top-k over expert scores";
+  let description = [{
+    `input` `[t, h]`, `weight` `[e, h]`. Scores `s = f(input · weightᵀ)`
+    with `f` the sigmoid (per element) or the softmax (per token). The
+    experts are split into `n_groups` groups of `e / n_groups`; the
+    `topk_groups` groups with the largest maximum score are kept, and the
+    `k` best experts of those (descending score, lowest index first on a
+    tie) are selected: `indices` `[t, k]`. `weights[i, j] = route_scale *
+    s[i, indices[i, j]]`, divided by the sum over j of the selected scores
+    when `f` is the sigmoid. This is nnScaler's `gate_fw` (DeepSeek-V3's
+    `Gate` without a score bias).
+
+    The prover treats the selection as an uninterpreted function of the
+    token's score row (congruence: equal rows select the same experts); the
+    gather, the normalization and the scale are exact. The concrete
+    interpreter runs the real selection.
+  }];
+  let arguments = (ins TV_FloatTensor:$input, TV_FloatTensor:$weight,
+                       TV_ScoreFuncAttr:$score_func, I64Attr:$k,
+                       I64Attr:$n_groups, I64Attr:$topk_groups,
+                       F64Attr:$route_scale);
+  let results = (outs TV_FloatTensor:$weights, TV_IdTensor:$indices);
+  let assemblyFormat = [{
+    $input `,` $weight $score_func `k` $k `groups` $n_groups `keep` $topk_groups
+    `scale` $route_scale attr-dict `:` type($input) `,` type($weight) `->`
+    type($weights) `,` type($indices)
+  }];
+  let hasVerifier = 1;
+}
+
+def TV_MoEGmmOp : TV_ProgramOp<"moe_gmm", [Pure]> {
+  let summary = "Routed SwiGLU experts as one grouped matmul (local experts)";
+  let description = [{
+    `input` `[t, h]`, `indices` and `weights` `[t, k]` (from `tv.moe_gate`),
+    expert weights `w1`, `w3` `[n, f, h]` and `w2` `[n, h, f]` of the local
+    experts `expert_start .. expert_start + n` (global numbering):
+
+    `result[i] = sum_j sum_l [indices[i, j] == expert_start + l] *
+      weights[i, j] * (silu(input[i] · w1[l]ᵀ) ⊙ (input[i] · w3[l]ᵀ)) · w2[l]ᵀ`.
+
+    A token routed to no local expert contributes 0: with experts split
+    over ranks, the results are partial sums (nnScaler's
+    `nnscaler_moe_gmm`, expert parallel).
+  }];
+  let arguments = (ins TV_FloatTensor:$input, TV_IdTensor:$indices,
+                       TV_FloatTensor:$weights, TV_FloatTensor:$w1,
+                       TV_FloatTensor:$w3, TV_FloatTensor:$w2,
+                       I64Attr:$expert_start);
+  let results = (outs TV_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $indices `,` $weights `,` $w1 `,` $w3 `,` $w2 `experts` `from`
+    $expert_start attr-dict `:` type($input) `,` type($indices) `,`
+    type($weights) `,` type($w1) `,` type($w3) `,` type($w2) `->` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -3,6 +3,7 @@
 #define TV_GRAD_OPS_TD
 
 include "TrainVerify/Dialect/TVBase.td"
+include "TrainVerify/Dialect/TVAttrs.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
@@ -231,6 +232,62 @@ def TV_CombineGradOp : TV_ProgramOp<"combine_grad", [Pure,
   let assemblyFormat = [{
     $input `,` $gates `,` $grad attr-dict `:` type($input) `,` type($gates)
     `,` type($grad)
+  }];
+  let hasVerifier = 1;
+}
+
+def TV_MoEGateGradOp : TV_ProgramOp<"moe_gate_grad", [Pure,
+    AllTypesMatch<["input", "dinput"]>, AllTypesMatch<["weight", "dweight"]>]> {
+  let summary = "VJP of moe_gate with respect to the tokens and the router";
+  let description = [{
+    With the selection fixed (it is piecewise constant), `grad` `[t, k]` is
+    the cotangent of the gate's `weights`. The selected scores `g_j` get
+    `dg_j = route_scale * (grad_j / S - sum_m grad_m g_m / S^2)` with
+    `S = sum_m g_m` (sigmoid) or `dg_j = route_scale * grad_j` (softmax);
+    they scatter back to their experts, through the score function's
+    derivative to the logits `z`, and `dinput = dz · weight`,
+    `dweight = dzᵀ · input`.
+  }];
+  let arguments = (ins TV_FloatTensor:$input, TV_FloatTensor:$weight,
+                       TV_FloatTensor:$grad, TV_ScoreFuncAttr:$score_func,
+                       I64Attr:$k, I64Attr:$n_groups, I64Attr:$topk_groups,
+                       F64Attr:$route_scale);
+  let results = (outs TV_FloatTensor:$dinput, TV_FloatTensor:$dweight);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $grad $score_func `k` $k `groups` $n_groups `keep`
+    $topk_groups `scale` $route_scale attr-dict `:` type($input) `,`
+    type($weight) `,` type($grad)
+  }];
+  let hasVerifier = 1;
+}
+
+def TV_MoEGmmGradOp : TV_ProgramOp<"moe_gmm_grad", [Pure,
+    AllTypesMatch<["grad", "input", "dinput"]>,
+    AllTypesMatch<["weights", "dweights"]>,
+    AllTypesMatch<["w1", "dw1"]>, AllTypesMatch<["w3", "dw3"]>,
+    AllTypesMatch<["w2", "dw2"]>]> {
+  let summary = "VJP of moe_gmm: tokens, routing weights and expert weights";
+  let description = [{
+    `grad` `[t, h]` is the cotangent of `moe_gmm`'s result. For token i,
+    slot j and local expert l with `m = [indices[i, j] == expert_start + l]`,
+    `a = x_i · w1[l]ᵀ`, `b = x_i · w3[l]ᵀ`, `u = silu(a) ⊙ b`, `o = u · w2[l]ᵀ`:
+    `dweights[i, j] += m (grad_i · o)`; with `do = m weights[i, j] grad_i`,
+    `du = do · w2[l]`, `dw2[l] += doᵀ u`, `da = du ⊙ b ⊙ silu'(a)`,
+    `db = du ⊙ silu(a)`, `dw1[l] += daᵀ x_i`, `dw3[l] += dbᵀ x_i`,
+    `dinput_i += da · w1[l] + db · w3[l]`. The indices get no gradient.
+  }];
+  let arguments = (ins TV_FloatTensor:$grad, TV_FloatTensor:$input,
+                       TV_IdTensor:$indices, TV_FloatTensor:$weights,
+                       TV_FloatTensor:$w1, TV_FloatTensor:$w3,
+                       TV_FloatTensor:$w2, I64Attr:$expert_start);
+  let results = (outs TV_FloatTensor:$dinput, TV_FloatTensor:$dweights,
+                      TV_FloatTensor:$dw1, TV_FloatTensor:$dw3,
+                      TV_FloatTensor:$dw2);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $indices `,` $weights `,` $w1 `,` $w3 `,` $w2
+    `experts` `from` $expert_start attr-dict `:` type($grad) `,`
+    type($indices) `,` type($weights) `,` type($w1) `,` type($w3) `,`
+    type($w2)
   }];
   let hasVerifier = 1;
 }

@@ -72,6 +72,9 @@ struct SymDomain {
   V maxShare(int64_t i, llvm::ArrayRef<V> row) {
     return c.app(sym::Fn::MaxShare, row, {i});
   }
+  V moeRoute(llvm::ArrayRef<int64_t> params, llvm::ArrayRef<V> row) {
+    return c.app(sym::Fn::MoeRoute, row, params);
+  }
   V negInf() { return c.negInf(); }
   V undef() { return c.undef(); }
 };
@@ -125,6 +128,9 @@ struct ConcreteDomain {
   }
   V maxShare(int64_t i, llvm::ArrayRef<V> row) {
     return sym::evalFn(sym::Fn::MaxShare, row, {i});
+  }
+  V moeRoute(llvm::ArrayRef<int64_t> params, llvm::ArrayRef<V> row) {
+    return sym::evalFn(sym::Fn::MoeRoute, row, params);
   }
   V negInf() { return -INFINITY; }
   V undef() { return NAN; }

@@ -60,6 +60,8 @@ enum class Fn : uint8_t {
   NonZero,   // uninterpreted: x != 0 ? 1 : 0
   TopKGate,  // uninterpreted: aux = {k, e}; args = logits row
   MaxShare,  // uninterpreted: aux = {i}; args = row; 1/#argmax if row[i] max
+  MoeRoute,  // uninterpreted: aux = {k, j, groups, topk_groups}; args = score
+             // row; the expert index in slot j of the group-limited top-k
 };
 llvm::StringRef fnName(Fn f);
 
