@@ -260,29 +260,41 @@ LogicalResult ReduceOp::verify() { return verifyRooted(*this); }
 
 static int64_t peerOf(Operation *op, std::optional<int64_t> peer,
                       std::optional<StringRef> axis,
-                      std::optional<int64_t> offset, int64_t rank) {
+                      std::optional<int64_t> offset,
+                      std::optional<ArrayRef<int64_t>> shift, int64_t rank) {
   if (peer)
     return *peer;
   MeshOp mesh = enclosingMesh(op);
-  if (!mesh || !axis || !offset)
-    return -1;
-  int64_t idx = mesh.getAxisIndex(*axis);
-  if (idx < 0)
+  if (!mesh)
     return -1;
   SmallVector<int64_t> coords = mesh.getCoords(rank);
-  coords[idx] += *offset;
-  if (coords[idx] < 0 || coords[idx] >= mesh.getSizes()[idx])
-    return -1;
+  if (shift) {
+    if (shift->size() != coords.size())
+      return -1;
+    for (auto [c, d] : llvm::zip(coords, *shift))
+      c += d;
+  } else {
+    if (!axis || !offset)
+      return -1;
+    int64_t idx = mesh.getAxisIndex(*axis);
+    if (idx < 0)
+      return -1;
+    coords[idx] += *offset;
+  }
+  for (auto [c, n] : llvm::zip(coords, mesh.getSizes()))
+    if (c < 0 || c >= n)
+      return -1;
   return mesh.getRank(coords);
 }
 
 static LogicalResult verifyPeer(Operation *op, std::optional<int64_t> peer,
                                 std::optional<StringRef> axis,
-                                std::optional<int64_t> offset) {
+                                std::optional<int64_t> offset,
+                                std::optional<ArrayRef<int64_t>> shift) {
   bool relative = axis || offset;
-  if (peer.has_value() == relative)
-    return op->emitOpError() << "needs either 'peer' or both 'peer_axis' and "
-                                "'peer_offset'";
+  if ((int)peer.has_value() + (int)relative + (int)shift.has_value() != 1)
+    return op->emitOpError() << "needs exactly one of 'peer', 'peer_axis' "
+                                "with 'peer_offset', or 'peer_shift'";
   if (relative && !(axis && offset))
     return op->emitOpError() << "needs both 'peer_axis' and 'peer_offset'";
   MeshOp mesh = enclosingMesh(op);
@@ -292,8 +304,12 @@ static LogicalResult verifyPeer(Operation *op, std::optional<int64_t> peer,
     return op->emitOpError() << "peer axis '" << *axis
                              << "' is not an axis of mesh @"
                              << mesh.getSymName();
+  if (shift && shift->size() != mesh.getSizes().size())
+    return op->emitOpError() << "'peer_shift' has " << shift->size()
+                             << " offsets for the " << mesh.getSizes().size()
+                             << " axes of mesh @" << mesh.getSymName();
   for (int64_t r : enclosingRanks(op)) {
-    int64_t p = peerOf(op, peer, axis, offset, r);
+    int64_t p = peerOf(op, peer, axis, offset, shift, r);
     if (p < 0 || p >= mesh.getNumRanks())
       return op->emitOpError() << "has no peer on the mesh for rank " << r;
     if (p == r)
@@ -303,14 +319,18 @@ static LogicalResult verifyPeer(Operation *op, std::optional<int64_t> peer,
 }
 
 int64_t SendOp::getPeerOf(int64_t rank) {
-  return peerOf(*this, getPeer(), getPeerAxis(), getPeerOffset(), rank);
+  return peerOf(*this, getPeer(), getPeerAxis(), getPeerOffset(),
+                getPeerShift(), rank);
 }
 int64_t RecvOp::getPeerOf(int64_t rank) {
-  return peerOf(*this, getPeer(), getPeerAxis(), getPeerOffset(), rank);
+  return peerOf(*this, getPeer(), getPeerAxis(), getPeerOffset(),
+                getPeerShift(), rank);
 }
 LogicalResult SendOp::verify() {
-  return verifyPeer(*this, getPeer(), getPeerAxis(), getPeerOffset());
+  return verifyPeer(*this, getPeer(), getPeerAxis(), getPeerOffset(),
+                    getPeerShift());
 }
 LogicalResult RecvOp::verify() {
-  return verifyPeer(*this, getPeer(), getPeerAxis(), getPeerOffset());
+  return verifyPeer(*this, getPeer(), getPeerAxis(), getPeerOffset(),
+                    getPeerShift());
 }

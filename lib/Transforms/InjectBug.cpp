@@ -347,6 +347,7 @@ void InjectBugPass::runOnOperation() {
     }
     recv->removeAttr("peer_axis");
     recv->removeAttr("peer_offset");
+    recv->removeAttr("peer_shift");
     recv->setAttr("peer", bld.getI64IntegerAttr(wrong));
     tag(recv);
   } else if (b == "rank-add-const" || b == "multi-rank-add-const") {

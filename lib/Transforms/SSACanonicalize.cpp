@@ -97,26 +97,31 @@ static void canonicalizeGroup(Operation *op, MeshOp mesh) {
   op->setAttr("rank_groups", b.getArrayAttr(sorted));
 }
 
-/// In a one-rank program, an explicit peer that differs from the rank along
-/// exactly one mesh axis is rewritten as a shift along that axis, the form
-/// symmetric ranks share.
+/// In a one-rank program, an explicit peer is rewritten as a shift along
+/// the one mesh axis it differs on, or as a shift of the coordinates
+/// (`peer_shift`) when it differs on several: the forms symmetric ranks
+/// share.
 static void canonicalizePeer(Operation *op, MeshOp mesh, int64_t rank) {
   auto peer = op->getAttrOfType<IntegerAttr>("peer");
   if (!peer || !mesh || peer.getInt() < 0 ||
       peer.getInt() >= mesh.getNumRanks())
     return;
   SmallVector<int64_t> a = mesh.getCoords(rank), b = mesh.getCoords(peer.getInt());
-  int64_t axis = -1;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i]) {
-      if (axis >= 0)
-        return;
-      axis = i;
-    }
+  int64_t axis = -1, moved = 0;
+  SmallVector<int64_t> shift;
+  for (size_t i = 0; i < a.size(); ++i) {
+    shift.push_back(b[i] - a[i]);
+    if (a[i] != b[i])
+      axis = i, ++moved;
+  }
   if (axis < 0)
     return;
   Builder bld(op->getContext());
   op->removeAttr("peer");
+  if (moved > 1) {
+    op->setAttr("peer_shift", bld.getDenseI64ArrayAttr(shift));
+    return;
+  }
   op->setAttr("peer_axis", mesh.getAxes()[axis]);
   op->setAttr("peer_offset", bld.getI64IntegerAttr(b[axis] - a[axis]));
 }

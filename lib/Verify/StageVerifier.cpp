@@ -875,14 +875,20 @@ struct RankShift {
               pin(s.getValue());
       }
       auto peerAxis = op->getAttrOfType<StringAttr>("peer_axis");
-      if (!peerAxis || !isa<SendOp, RecvOp>(op))
+      auto peerShift = op->getAttrOfType<DenseI64ArrayAttr>("peer_shift");
+      if ((!peerAxis && !peerShift) || !isa<SendOp, RecvOp>(op))
         return;
       auto prog = op->getParentOfType<RankProgramOp>();
       for (int64_t r : prog ? prog.getRanks() : ArrayRef<int64_t>()) {
         int64_t peer = isa<SendOp>(op) ? cast<SendOp>(op).getPeerOf(r)
                                        : cast<RecvOp>(op).getPeerOf(r);
         if (peer < 0 || !ranks.contains(peer)) {
-          pin(peerAxis.getValue());
+          if (peerAxis)
+            pin(peerAxis.getValue());
+          else
+            for (auto [i, d] : llvm::enumerate(peerShift.asArrayRef()))
+              if (d != 0)
+                offset[i] = 0;
           break;
         }
       }

@@ -584,6 +584,28 @@ Fact Folder::specRule(Operation *op, unsigned result, std::string &why) {
             return bad("concat factored inconsistently");
         return Fact::par(d);
       })
+      .Case<MoEGateOp, MoEGateGradOp>([&](Operation *o) {
+        // Each token is routed on its own row: factored along the tokens
+        // with a replicated router; the router's gradient sums the tokens.
+        bool grad = isa<MoEGateGradOp>(o);
+        if (f(0).isPar(0) && f(1).kind == Fact::Rep &&
+            (!grad || f(2).isPar(0)))
+          return grad && result == 1 ? Fact::red() : Fact::par(0);
+        return bad("router factored other than along the tokens");
+      })
+      .Case<MoEGmmOp, MoEGmmGradOp>([&](Operation *o) {
+        // Tokens [, cotangent], indices and routing weights factored along
+        // the tokens, expert weights replicated; their gradients sum the
+        // tokens.
+        unsigned base = isa<MoEGmmGradOp>(o) ? 1 : 0;
+        for (unsigned i = 0; i < base + 3; ++i)
+          if (!f(i).isPar(0))
+            return bad("expert matmul factored other than along the tokens");
+        for (unsigned i = base + 3; i < base + 6; ++i)
+          if (f(i).kind != Fact::Rep)
+            return bad("expert weights factored in a token-parallel matmul");
+        return base && result >= 2 ? Fact::red() : Fact::par(0);
+      })
       .Case([&](DispatchOp) {
         Fact ft = f(0), fg = f(1);
         if (ft.isPar(0) && fg.isPar(0))

@@ -651,7 +651,7 @@ tv.mesh @m axes ["tp"] sizes [2]
 tv.plan @p mesh @m micro_batches 1 {
   tv.rank_program [0] {
     %x = tv.input "x" : tensor<4x8xf32>
-    // expected-error @+1 {{'tv.send' op needs either 'peer' or both 'peer_axis' and 'peer_offset'}}
+    // expected-error @+1 {{'tv.send' op needs exactly one of 'peer', 'peer_axis' with 'peer_offset', or 'peer_shift'}}
     tv.send %x : tensor<4x8xf32>
   }
   tv.rank_program [1] {
@@ -664,7 +664,7 @@ tv.mesh @m axes ["tp"] sizes [2]
 tv.plan @p mesh @m micro_batches 1 {
   tv.rank_program [0] {
     %x = tv.input "x" : tensor<4x8xf32>
-    // expected-error @+1 {{'tv.recv' op needs either 'peer' or both 'peer_axis' and 'peer_offset'}}
+    // expected-error @+1 {{'tv.recv' op needs exactly one of 'peer', 'peer_axis' with 'peer_offset', or 'peer_shift'}}
     %0 = tv.recv {tag = 1} : tensor<4x8xf32>
   }
   tv.rank_program [1] {
@@ -677,7 +677,7 @@ tv.mesh @m axes ["tp"] sizes [2]
 tv.plan @p mesh @m micro_batches 1 {
   tv.rank_program [0] {
     %x = tv.input "x" : tensor<4x8xf32>
-    // expected-error @+1 {{'tv.send' op needs either 'peer' or both 'peer_axis' and 'peer_offset'}}
+    // expected-error @+1 {{'tv.send' op needs exactly one of 'peer', 'peer_axis' with 'peer_offset', or 'peer_shift'}}
     tv.send %x {peer = 1, peer_axis = "tp", peer_offset = 1} : tensor<4x8xf32>
   }
   tv.rank_program [1] {
@@ -690,7 +690,7 @@ tv.mesh @m axes ["tp"] sizes [2]
 tv.plan @p mesh @m micro_batches 1 {
   tv.rank_program [0] {
     %x = tv.input "x" : tensor<4x8xf32>
-    // expected-error @+1 {{'tv.recv' op needs either 'peer' or both 'peer_axis' and 'peer_offset'}}
+    // expected-error @+1 {{'tv.recv' op needs exactly one of 'peer', 'peer_axis' with 'peer_offset', or 'peer_shift'}}
     %0 = tv.recv {peer = 1, peer_offset = 1} : tensor<4x8xf32>
   }
   tv.rank_program [1] {
@@ -929,5 +929,30 @@ tv.plan @p mesh @m micro_batches 1 {
     %x = tv.input "x" : tensor<4xf32>
     // expected-error @+1 {{'tv.chunk' op chunk index 2 is outside the group of 2}}
     %0 = tv.chunk %x dim 0 {axes = ["tp"], index = 2} : tensor<4xf32> -> tensor<2xf32>
+  }
+}
+
+// -----
+
+tv.mesh @m axes ["pp", "tp"] sizes [2, 2]
+tv.plan @p mesh @m micro_batches 1 {
+  tv.rank_program [0] {
+    %x = tv.input "x" : tensor<4xf32>
+    // expected-error @+1 {{'tv.send' op 'peer_shift' has 1 offsets for the 2 axes of mesh @m}}
+    tv.send %x {peer_shift = array<i64: 1>} : tensor<4xf32>
+  }
+  tv.rank_program [1, 2, 3] {
+  }
+}
+
+// -----
+
+tv.mesh @m axes ["pp", "tp"] sizes [2, 2]
+tv.plan @p mesh @m micro_batches 1 {
+  tv.rank_program [1] {
+    // expected-error @+1 {{'tv.recv' op has no peer on the mesh for rank 1}}
+    %x = tv.recv {peer_shift = array<i64: 1, 1>} : tensor<4xf32>
+  }
+  tv.rank_program [0, 2, 3] {
   }
 }

@@ -53,3 +53,33 @@ tv.plan @p mesh @m micro_batches 2 {
     tv.output "dw", %r : tensor<4xf32>
   }
 }
+
+// Peers that differ on two axes become a shift of the coordinates, so that
+// the data-parallel replicas (here ranks 0 and 4, 1 and 5) share one
+// program: the next pipeline stage's tensor-parallel rank one higher.
+// CHECK-LABEL: tv.plan @two_axis_peers mesh @m3
+// CHECK:         tv.rank_program [0, 4] {
+// CHECK:           tv.send %{{.*}} {peer_shift = array<i64: 0, 1, 1>} : tensor<2xf32>
+// CHECK:         tv.rank_program [3, 7] {
+// CHECK:           tv.recv {peer_shift = array<i64: 0, -1, -1>} : tensor<2xf32>
+tv.mesh @m3 axes ["dp", "pp", "tp"] sizes [2, 2, 2]
+tv.plan @two_axis_peers mesh @m3 micro_batches 1 {
+  tv.rank_program [0] {
+    %x = tv.input "x" : tensor<2xf32>
+    tv.send %x {peer = 3} : tensor<2xf32>
+  }
+  tv.rank_program [4] {
+    %x = tv.input "x" : tensor<2xf32>
+    tv.send %x {peer = 7} : tensor<2xf32>
+  }
+  tv.rank_program [3] {
+    %y = tv.recv {peer = 0} : tensor<2xf32>
+    tv.tag "y", %y : tensor<2xf32>
+  }
+  tv.rank_program [7] {
+    %y = tv.recv {peer = 4} : tensor<2xf32>
+    tv.tag "y", %y : tensor<2xf32>
+  }
+  tv.rank_program [1, 2, 5, 6] {
+  }
+}

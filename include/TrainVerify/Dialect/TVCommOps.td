@@ -108,14 +108,19 @@ def TV_ChunkOp : TV_CollectiveOp<"chunk",
 def TV_SendOp : TV_ProgramOp<"send", []> {
   let summary = "Point-to-point send to a peer rank";
   let description = [{
-    The peer is an explicit rank (`peer = 5`) or a shift along a mesh axis
-    (`peer_axis = "pp", peer_offset = 1`). The k-th send from rank a to rank b
-    with a given `tag` meets the k-th recv on b from a with that tag.
+    The peer is an explicit rank (`peer = 5`), a shift along a mesh axis
+    (`peer_axis = "pp", peer_offset = 1`), or a shift of the coordinates
+    along several axes at once (`peer_shift = array<i64: 0, 1, -1>`, one
+    offset per mesh axis: the next pipeline stage's tensor-parallel rank
+    one lower, as nnScaler pairs ranks whose shards sit out of rank order).
+    The k-th send from rank a to rank b with a given `tag` meets the k-th
+    recv on b from a with that tag.
   }];
   let arguments = (ins TV_AnyTensor:$input, OptionalAttr<I64Attr>:$peer,
                        OptionalAttr<StrAttr>:$peer_axis,
                        OptionalAttr<I64Attr>:$peer_offset,
-                       DefaultValuedAttr<I64Attr, "0">:$tag);
+                       DefaultValuedAttr<I64Attr, "0">:$tag,
+                       OptionalAttr<DenseI64ArrayAttr>:$peer_shift);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -126,10 +131,15 @@ def TV_SendOp : TV_ProgramOp<"send", []> {
 
 def TV_RecvOp : TV_ProgramOp<"recv", []> {
   let summary = "Point-to-point receive from a peer rank";
+  let description = [{
+    The peer is named as for `tv.send`; the k-th recv on b from a with a
+    given `tag` meets the k-th send from a to b with that tag.
+  }];
   let arguments = (ins OptionalAttr<I64Attr>:$peer,
                        OptionalAttr<StrAttr>:$peer_axis,
                        OptionalAttr<I64Attr>:$peer_offset,
-                       DefaultValuedAttr<I64Attr, "0">:$tag);
+                       DefaultValuedAttr<I64Attr, "0">:$tag,
+                       OptionalAttr<DenseI64ArrayAttr>:$peer_shift);
   let results = (outs TV_AnyTensor:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;
