@@ -2,6 +2,8 @@
 #ifndef TRAINVERIFY_TRANSLATE_JSONINPUT_H
 #define TRAINVERIFY_TRANSLATE_JSONINPUT_H
 
+#include "JsonScan.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
@@ -29,6 +31,17 @@ inline std::optional<JsonInput> readJsonObject(llvm::SourceMgr &sourceMgr,
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   std::string file = buf->getBufferIdentifier().str();
   Location loc = FileLineColLoc::get(ctx, file, 0, 0);
+  // llvm::json recurses once per level: bound the nesting first.
+  constexpr unsigned maxDepth = 64;
+  jsonscan::Span span;
+  unsigned depth = 0;
+  std::string err;
+  if (jsonscan::value(buf->getBuffer(), 0, span, depth, err) &&
+      depth > maxDepth) {
+    emitError(loc) << what << ": JSON nested " << depth
+                   << " levels deep (at most " << maxDepth << " are read)";
+    return std::nullopt;
+  }
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(buf->getBuffer());
   if (!parsed) {
     emitError(loc) << what << ": malformed JSON: "

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "TrainVerify/Dialect/Lineage.h"
 #include "TrainVerify/Dialect/TVOps.h"
-#include "JsonInput.h"
+#include "JsonScan.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -40,25 +40,37 @@ struct TRef {
 /// imaginary halves of a complex tensor.
 using Key = std::tuple<int64_t, int64_t, int64_t, int>;
 
+/// What one node says about element types (see Importer::collectFlow).
+struct TypeFlow {
+  enum Kind : uint8_t { None, Ids, Mask, Move } kind = None;
+  SmallVector<int64_t, 2> in, out;
+};
+
+/// Calls its argument for each lineage, in order, with its index.
+using LineageWalk = llvm::function_ref<LogicalResult(
+    llvm::function_ref<LogicalResult(size_t, const json::Value &)>)>;
+
 struct GraphInfo {
   const json::Object *graph = nullptr;
   std::map<int64_t, SmallVector<int64_t>> shape;
   std::set<int64_t> initial, ids, masks, complexTids;
+  std::vector<TypeFlow> flow;
 };
 
 struct Prog {
   Block *block = nullptr;
-  int64_t rank = -1; // -1: the spec
+  int64_t rank = -1; // -1: the spec; else the program's first rank
+  SmallVector<int64_t> ranks; // every rank that runs the program
   std::map<Key, Value> values;
   Operation *lastInput = nullptr;
 };
 
 class Importer {
 public:
-  Importer(MLIRContext *ctx, StringRef file)
-      : ctx(ctx), file(file.str()),
+  Importer(MLIRContext *ctx, StringRef file, StringRef buffer)
+      : ctx(ctx), file(file.str()), buffer(buffer),
         fileLoc(FileLineColLoc::get(ctx, file, 0, 0)), b(ctx) {}
-  OwningOpRef<ModuleOp> run(const json::Object &root);
+  OwningOpRef<ModuleOp> run();
 
 private:
   InFlightDiagnostic error(const std::string &path) {
@@ -66,8 +78,10 @@ private:
     d << "nnscaler import: at " << path << ": ";
     return d;
   }
-  LogicalResult loadGraph(const json::Object &g, GraphInfo &info,
-                          StringRef path);
+  LogicalResult loadTensors(const json::Object &g, GraphInfo &info,
+                            StringRef path);
+  void collectFlow(const json::Array &nodes, GraphInfo &info);
+  void propagate(GraphInfo &info);
   std::string name(const TRef &t, bool spec, int part = 0) const;
   RankedTensorType typeOf(const GraphInfo &g, const TRef &t) const;
   FailureOr<Value> get(Prog &p, GraphInfo &g, const TRef &t, int part,
@@ -75,25 +89,30 @@ private:
   void define(Prog &p, const TRef &t, Value v, int part = 0);
   LogicalResult emitNode(Prog &p, GraphInfo &g, const json::Object &node,
                          const std::string &path);
-  LogicalResult emitLineages(const json::Array &lineages);
+  LogicalResult emitLineages(LineageWalk walk);
   Value unbroadcast(Location loc, Value g, ArrayRef<int64_t> target);
+
+  std::optional<json::Value> parseSpan(jsonscan::Span span,
+                                       const std::string &path);
+  std::string signature(const json::Array &nodes, int64_t rank);
+  ArrayAttr classGroups(const Prog &p, ArrayRef<int64_t> members);
 
   MLIRContext *ctx;
   std::string file;
+  StringRef buffer;
   Location fileLoc;
   OpBuilder b;
   ModuleOp module;
   GraphInfo gs, gp;
-  std::map<int64_t, int64_t> progIndex;
-  std::map<int64_t, const json::Array *> collectiveMembers;
   std::set<std::string> specOutputs;
   std::set<std::string> specNames;
-  std::vector<std::set<std::string>> planNames;
   std::map<int64_t, std::set<std::string>> namesByRank;
   /// Program inputs by rank (-1: the spec).
   std::map<int64_t, std::set<std::string>> inputNames;
   const json::Array *groups = nullptr;
   int64_t planRanks = 0; // ranks of one data-parallel replica (pp * tp)
+  int64_t numRanks = 0;
+  SmallVector<int64_t> meshSizes; // dp, pp, tp
 };
 
 } // namespace
@@ -155,13 +174,12 @@ RankedTensorType Importer::typeOf(const GraphInfo &g, const TRef &t) const {
   return RankedTensorType::get(shape, elt);
 }
 
-LogicalResult Importer::loadGraph(const json::Object &g, GraphInfo &info,
-                                  StringRef path) {
+LogicalResult Importer::loadTensors(const json::Object &g, GraphInfo &info,
+                                    StringRef path) {
   info.graph = &g;
   const json::Object *tensors = g.getObject("tensors");
-  const json::Object *ranks = g.getObject("ranks");
-  if (!tensors || !ranks)
-    return error(path.str()) << "graph needs 'tensors' and 'ranks' objects";
+  if (!tensors)
+    return error(path.str()) << "graph needs a 'tensors' object";
   for (auto &[k, v] : *tensors) {
     int64_t tid;
     if (StringRef(k).getAsInteger(10, tid))
@@ -185,56 +203,82 @@ LogicalResult Importer::loadGraph(const json::Object &g, GraphInfo &info,
         t->getBoolean("is_attr").value_or(false))
       info.initial.insert(tid);
   }
-  // Element types: ids from the data loader; masks from create_mask and
-  // every pure copy or move of them. Complex tensors: rotary frequencies.
+  return success();
+}
+
+/// Element types: ids from the data loader and the router's indices; masks
+/// from create_mask; both through every pure copy or move. Complex tensors:
+/// rotary frequencies. `collectFlow` records what each node contributes (a
+/// rank at a time, so that no rank's nodes stay in memory), `propagate`
+/// closes it.
+void Importer::collectFlow(const json::Array &nodes, GraphInfo &info) {
   static const std::set<std::string> moves = {
       "ChunkPrim", "MovePrim", "AllGatherPrim", "FW_identity", "IdentityPrim",
       "FW_multiref", "FW_float", "FW_to", "FW_contiguous"};
+  for (const json::Value &nv : nodes) {
+    const json::Object *n = nv.getAsObject();
+    if (!n)
+      continue;
+    std::string op = opName(*n);
+    const json::Array *in = n->getArray("in"), *out = n->getArray("out");
+    if (!in || !out)
+      continue;
+    TypeFlow f;
+    auto tids = [](const json::Array &refs, SmallVectorImpl<int64_t> &into) {
+      for (const json::Value &r : refs) {
+        TRef t;
+        if (parseTRef(&r, t))
+          into.push_back(t.tid);
+      }
+    };
+    TRef t;
+    if (op == "DATALOADER") {
+      f.kind = TypeFlow::Ids;
+      tids(*out, f.out);
+    } else if (op == "FW_create_mask") {
+      f.kind = TypeFlow::Mask;
+      tids(*out, f.out);
+    } else if (op == "FW_nns_moe_gate" && out->size() == 2) {
+      // (weights, indices): the expert indices are integers.
+      if (parseTRef(&(*out)[1], t))
+        f.out.push_back(t.tid);
+      f.kind = TypeFlow::Ids;
+    } else if (moves.count(op)) {
+      f.kind = TypeFlow::Move;
+      tids(*in, f.in);
+      tids(*out, f.out);
+    }
+    if (op == "FW_apply_rotary_emb" && in->size() == 3 &&
+        parseTRef(&(*in)[2], t))
+      info.complexTids.insert(t.tid);
+    if (op == "BW_apply_rotary_emb" && in->size() == 5 &&
+        parseTRef(&(*in)[4], t))
+      info.complexTids.insert(t.tid);
+    if (f.kind != TypeFlow::None)
+      info.flow.push_back(std::move(f));
+  }
+}
+
+void Importer::propagate(GraphInfo &info) {
   bool changed = true;
   while (changed) {
     changed = false;
-    for (auto &[r, nodes] : *ranks)
-      for (const json::Value &nv : *nodes.getAsArray()) {
-        const json::Object &n = *nv.getAsObject();
-        std::string op = opName(n);
-        const json::Array *in = n.getArray("in"), *out = n.getArray("out");
-        if (!in || !out)
-          continue;
-        auto mark = [&](std::set<int64_t> &set) {
-          for (const json::Value &o : *out) {
-            TRef t;
-            if (parseTRef(&o, t) && set.insert(t.tid).second)
-              changed = true;
-          }
-        };
-        if (op == "DATALOADER")
-          mark(info.ids);
-        else if (op == "FW_create_mask")
-          mark(info.masks);
-        else if (op == "FW_nns_moe_gate" && out->size() == 2) {
-          // (weights, indices): the expert indices are integers.
-          TRef t;
-          if (parseTRef(&(*out)[1], t) && info.ids.insert(t.tid).second)
-            changed = true;
-        } else if (moves.count(op)) {
-          for (const json::Value &i : *in) {
-            TRef t;
-            if (parseTRef(&i, t) && info.masks.count(t.tid))
-              mark(info.masks);
-            else if (parseTRef(&i, t) && info.ids.count(t.tid))
-              mark(info.ids);
-          }
-        }
-        TRef f;
-        if (op == "FW_apply_rotary_emb" && in->size() == 3 &&
-            parseTRef(&(*in)[2], f))
-          info.complexTids.insert(f.tid);
-        if (op == "BW_apply_rotary_emb" && in->size() == 5 &&
-            parseTRef(&(*in)[4], f))
-          info.complexTids.insert(f.tid);
-      }
+    for (const TypeFlow &f : info.flow) {
+      auto mark = [&](std::set<int64_t> &set) {
+        for (int64_t t : f.out)
+          changed |= set.insert(t).second;
+      };
+      if (f.kind == TypeFlow::Ids)
+        mark(info.ids);
+      else if (f.kind == TypeFlow::Mask)
+        mark(info.masks);
+      else if (llvm::any_of(f.in, [&](int64_t t) { return info.masks.count(t); }))
+        mark(info.masks);
+      else if (llvm::any_of(f.in, [&](int64_t t) { return info.ids.count(t); }))
+        mark(info.ids);
+    }
   }
-  return success();
+  info.flow.clear();
 }
 
 FailureOr<Value> Importer::get(Prog &p, GraphInfo &g, const TRef &t, int part,
@@ -373,20 +417,35 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
   };
   // The halves of a point-to-point transfer (MovePrim, BroadcastPrim): the
   // tag pairs a send with its recv by the tensor in flight (tid, mb).
+  // A program of several ranks names its peer as a shift of coordinates
+  // (the same for every translate), a program of one rank explicitly.
+  auto peerAttrs = [&](int64_t peer) -> std::pair<IntegerAttr,
+                                                  DenseI64ArrayAttr> {
+    if (p.ranks.size() <= 1)
+      return {b.getI64IntegerAttr(peer), DenseI64ArrayAttr()};
+    auto coords = [&](int64_t r) {
+      return SmallVector<int64_t>{r / planRanks, r / meshSizes[2] % meshSizes[1],
+                                  r % meshSizes[2]};
+    };
+    SmallVector<int64_t> a = coords(p.rank), c = coords(peer), shift;
+    for (auto [x, y] : llvm::zip(a, c))
+      shift.push_back(y - x);
+    return {IntegerAttr(), b.getDenseI64ArrayAttr(shift)};
+  };
   auto sendTo = [&](Value x, int64_t dst) {
-    auto s = SendOp::create(b, loc, x, b.getI64IntegerAttr(dst), StringAttr(),
-                            IntegerAttr(),
+    auto [peer, shift] = peerAttrs(dst);
+    auto s = SendOp::create(b, loc, x, peer, StringAttr(), IntegerAttr(),
                             b.getI64IntegerAttr(outs[0].tid * 1000 +
                                                 outs[0].mb + 1),
-                            DenseI64ArrayAttr());
+                            shift);
     s->setAttr("mb", b.getI64IntegerAttr(outs[0].mb));
   };
   auto recvFrom = [&](int64_t src) {
-    auto r = RecvOp::create(b, loc, outTy(0), b.getI64IntegerAttr(src),
-                            StringAttr(), IntegerAttr(),
+    auto [peer, shift] = peerAttrs(src);
+    auto r = RecvOp::create(b, loc, outTy(0), peer, StringAttr(), IntegerAttr(),
                             b.getI64IntegerAttr(ins[0].tid * 1000 +
                                                 ins[0].mb + 1),
-                            DenseI64ArrayAttr());
+                            shift);
     r->setAttr("mb", b.getI64IntegerAttr(outs[0].mb));
     define(p, outs[0], r);
   };
@@ -459,6 +518,7 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
     return ReshapeOp::create(
         b, loc, RankedTensorType::get(s.take_back(2), ty.getElementType()), m);
   };
+  SmallVector<int64_t> groupMembers; // the group on the program's first rank
   auto groupOf = [&]() -> FailureOr<ArrayAttr> {
     auto gi = n.getInteger("group");
     if (!gi || !groups || *gi < 0 || *gi >= (int64_t)groups->size())
@@ -482,7 +542,8 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
       return emitError(loc) << "nnscaler import: at " << path << ": rank "
                             << p.rank << " runs a collective of group " << *gi
                             << " but is not one of its members";
-    return b.getArrayAttr({b.getDenseI64ArrayAttr(members)});
+    groupMembers = members;
+    return classGroups(p, members);
   };
   auto own = [&]() -> FailureOr<Value> {
     for (auto [i, t] : llvm::enumerate(ins))
@@ -816,8 +877,7 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
     // tensor (indmap): the result concatenates the pieces in that order,
     // whichever ranks hold them (nnScaler places tp shards out of rank order
     // on larger meshes). Record it as the gather order over group indices.
-    SmallVector<int64_t> members(
-        cast<DenseI64ArrayAttr>((*grp)[0]).asArrayRef());
+    ArrayRef<int64_t> members = groupMembers;
     SmallVector<int64_t> order;
     for (const TRef &t : ins) {
       auto pos = llvm::find(members, t.rank);
@@ -873,8 +933,7 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
                            idx == pos - members.begin()
                                ? IntegerAttr()
                                : b.getI64IntegerAttr(idx),
-                           ArrayAttr(),
-                           b.getArrayAttr({b.getDenseI64ArrayAttr(members)})));
+                           ArrayAttr(), classGroups(p, members)));
   } else if (op == "MovePrim") {
     const json::Object *p2p = n.getObject("p2p");
     std::optional<StringRef> role = p2p ? p2p->getString("role") : std::nullopt;
@@ -1071,15 +1130,15 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
 /// slices; the earlier on a tie) is dropped. Dropping an intermediate
 /// lineage only removes a cut point: its stage grows over the collective,
 /// and the final lineages stay.
-static std::set<size_t> coarserLineages(const json::Array &lineages) {
+static std::set<size_t> coarserLineages(LineageWalk walk) {
   using Box = std::vector<int64_t>; // lo0, hi0, lo1, hi1, ...
   std::map<int64_t, std::vector<std::pair<size_t, std::vector<Box>>>> byTs;
-  for (auto [li, lv] : llvm::enumerate(lineages)) {
+  (void)walk([&](size_t li, const json::Value &lv) -> LogicalResult {
     const json::Object *l = lv.getAsObject();
     TRef ts;
     const json::Array *slices = l ? l->getArray("slices") : nullptr;
     if (!l || !parseTRef(l->get("Ts"), ts) || !slices)
-      continue;
+      return success();
     std::vector<Box> boxes;
     for (const json::Value &sv : *slices) {
       const json::Object *so = sv.getAsObject();
@@ -1093,7 +1152,8 @@ static std::set<size_t> coarserLineages(const json::Array &lineages) {
       boxes.push_back(std::move(b));
     }
     byTs[ts.tid].push_back({li, std::move(boxes)});
-  }
+    return success();
+  });
   auto overlap = [](const Box &a, const Box &b) {
     if (a.size() != b.size() || a == b)
       return false;
@@ -1122,7 +1182,7 @@ static std::set<size_t> coarserLineages(const json::Array &lineages) {
   return dropped;
 }
 
-LogicalResult Importer::emitLineages(const json::Array &lineages) {
+LogicalResult Importer::emitLineages(LineageWalk walk) {
   // Merge VERDICT's lineages per (spec tensor, slice); union the groups.
   struct Entry {
     std::string spec;
@@ -1133,17 +1193,18 @@ LogicalResult Importer::emitLineages(const json::Array &lineages) {
   };
   std::vector<Entry> entries;
   std::map<std::pair<std::string, std::vector<int64_t>>, size_t> index;
-  std::set<size_t> dropped = coarserLineages(lineages);
-  for (auto [li, lv] : llvm::enumerate(lineages)) {
+  std::set<size_t> dropped = coarserLineages(walk);
+  LogicalResult read = walk([&](size_t li,
+                                const json::Value &lv) -> LogicalResult {
     std::string path = "$.lineages[" + std::to_string(li) + "]";
     const json::Object *l = lv.getAsObject();
     TRef ts;
     if (!l || !parseTRef(l->get("Ts"), ts))
       return error(path) << "lineage needs a Ts tensor reference";
     if (dropped.count(li))
-      continue;
+      return success();
     if (gs.masks.count(ts.tid))
-      continue; // masks are constants in tv (see docs/nnscaler-import.md)
+      return success(); // masks are constants in tv (docs/nnscaler-import.md)
     const json::Array *slices = l->getArray("slices");
     if (!slices)
       return error(path) << "lineage needs 'slices'";
@@ -1194,12 +1255,12 @@ LogicalResult Importer::emitLineages(const json::Array &lineages) {
           dst.groups.push_back(refs);
       }
     }
-  }
+    return success();
+  });
+  if (failed(read))
+    return failure();
   b.setInsertionPointToEnd(module.getBody());
   for (Entry &e : entries) {
-    // A spec input equals plan inputs; VERDICT also lists copies the plan
-    // computes from them (a multiref of the tokens), which are checked where
-    // they are computed. Keep the groups of plan inputs where there are any.
     // A slice stated both as whole plan tensors (the reduced gradient on
     // every replica) and as sums of partial ones (the micro-batch
     // accumulations of every data-parallel rank, before the reducer) keeps
@@ -1207,6 +1268,9 @@ LogicalResult Importer::emitLineages(const json::Array &lineages) {
     // folds over data parallelism, where the sum across ranks does not.
     if (llvm::any_of(e.groups, [](auto &g) { return g.size() == 1; }))
       llvm::erase_if(e.groups, [](auto &g) { return g.size() > 1; });
+    // A spec input equals plan inputs; VERDICT also lists copies the plan
+    // computes from them (a multiref of the tokens), which are checked where
+    // they are computed. Keep the groups of plan inputs where there are any.
     if (!e.complex && inputNames[-1].count(e.spec)) {
       auto isInput = [&](const std::pair<std::string, int64_t> &ref) {
         return inputNames[ref.second].count(ref.first) != 0;
@@ -1218,6 +1282,22 @@ LogicalResult Importer::emitLineages(const json::Array &lineages) {
       if (!kept.empty())
         e.groups = std::move(kept);
     }
+    // The copies of one tensor on many ranks (data-parallel replicas) are
+    // one replicas list, not a group each.
+    std::map<std::string, SmallVector<int64_t>> copies;
+    for (auto &g : e.groups)
+      if (g.size() == 1)
+        copies[g[0].first].push_back(g[0].second);
+    std::string replicaName;
+    SmallVector<int64_t> replicaRanks;
+    for (auto &[n, ranks] : copies)
+      if (ranks.size() >= 2 && ranks.size() > replicaRanks.size())
+        replicaName = n, replicaRanks = ranks;
+    if (!replicaName.empty())
+      llvm::erase_if(e.groups, [&](auto &g) {
+        return g.size() == 1 && g[0].first == replicaName;
+      });
+    llvm::sort(replicaRanks);
     for (int part = e.complex ? 1 : 0; part <= (e.complex ? 2 : 0); ++part) {
       std::string suffix = part == 1 ? ".re" : part == 2 ? ".im" : "";
       SmallVector<Attribute> groupAttrs;
@@ -1229,12 +1309,16 @@ LogicalResult Importer::emitLineages(const json::Array &lineages) {
       }
       StringAttr specName = StringAttr::get(ctx, e.spec + suffix);
       ArrayAttr groupList = b.getArrayAttr(groupAttrs);
+      StringAttr replicas = replicaName.empty()
+                                ? StringAttr()
+                                : StringAttr::get(ctx, replicaName + suffix);
       if (failed(LineageAttr::verify([&] { return emitError(fileLoc); },
                                      specName, e.lo, e.hi, groupList,
-                                     StringAttr(), {})))
+                                     replicas, replicaRanks)))
         return failure();
       auto attr = LineageAttr::get(ctx, specName, ArrayRef<int64_t>(e.lo),
-                                   ArrayRef<int64_t>(e.hi), groupList);
+                                   ArrayRef<int64_t>(e.hi), groupList,
+                                   replicas, replicaRanks);
       LineageOp::create(b, NameLoc::get(b.getStringAttr(e.path), fileLoc),
                         attr);
     }
@@ -1242,42 +1326,309 @@ LogicalResult Importer::emitLineages(const json::Array &lineages) {
   return success();
 }
 
-OwningOpRef<ModuleOp> Importer::run(const json::Object &root) {
-  if (root.getString("format") != std::optional<StringRef>("verdict-plan-json/1")) {
+/// The groups of a collective whose group on the program's first rank is
+/// `members`: on each rank of the program, its translate.
+ArrayAttr Importer::classGroups(const Prog &p, ArrayRef<int64_t> members) {
+  std::set<std::vector<int64_t>> sets;
+  for (int64_t m : p.ranks.empty() ? ArrayRef<int64_t>(p.rank)
+                                   : ArrayRef<int64_t>(p.ranks)) {
+    std::vector<int64_t> g;
+    for (int64_t x : members)
+      g.push_back(((x + m - p.rank) % numRanks + numRanks) % numRanks);
+    llvm::sort(g);
+    sets.insert(std::move(g));
+  }
+  SmallVector<Attribute> attrs;
+  for (const std::vector<int64_t> &g : sets)
+    attrs.push_back(b.getDenseI64ArrayAttr(g));
+  return b.getArrayAttr(attrs);
+}
+
+/// Nesting deeper than this is refused before llvm::json (which recurses)
+/// reads it; the format nests 7 levels.
+static constexpr unsigned kMaxJsonDepth = 64;
+
+std::optional<json::Value> Importer::parseSpan(jsonscan::Span span,
+                                               const std::string &path) {
+  std::string err;
+  jsonscan::Span v;
+  unsigned depth = 0;
+  if (!jsonscan::value(buffer, span.begin, v, depth, err)) {
+    error(path) << "malformed JSON: " << err;
+    return std::nullopt;
+  }
+  if (depth > kMaxJsonDepth) {
+    error(path) << "JSON nested " << depth << " levels deep (at most "
+                << kMaxJsonDepth << " are read)";
+    return std::nullopt;
+  }
+  llvm::Expected<json::Value> parsed = json::parse(span.in(buffer));
+  if (!parsed) {
+    error(path) << "malformed JSON: " << llvm::toString(parsed.takeError());
+    return std::nullopt;
+  }
+  return std::move(*parsed);
+}
+
+/// The rank `x` seen from `base`'s data-parallel replica: ranks of the plan
+/// are renumbered cyclically, in-flight ones (-1 - sender) through their
+/// sender. Two ranks whose nodes agree after this are translates.
+static int64_t relRank(int64_t x, int64_t base, int64_t n) {
+  if (x < 0)
+    return -1 - relRank(-1 - x, base, n);
+  return ((x - base) % n + n) % n;
+}
+
+std::string Importer::signature(const json::Array &nodes, int64_t rank) {
+  int64_t n = numRanks, base = rank / planRanks * planRanks;
+  std::string sig;
+  llvm::raw_string_ostream os(sig);
+  auto refs = [&](const json::Array *a, bool sorted) {
+    std::vector<std::array<int64_t, 4>> v;
+    for (const json::Value &x : a ? *a : json::Array()) {
+      TRef t;
+      if (!parseTRef(&x, t)) {
+        os << "?" << x;
+        continue;
+      }
+      v.push_back({relRank(t.rank, base, n), t.mb, t.tid, t.v});
+    }
+    if (sorted)
+      llvm::sort(v);
+    for (auto &t : v)
+      os << "[" << t[0] << "," << t[1] << "," << t[2] << "," << t[3] << "]";
+  };
+  auto ranksOf = [&](const json::Value &v) {
+    if (const json::Array *a = v.getAsArray()) {
+      // As the importer reads kwargs.ranks: the first replica's ranks stand
+      // for the node's own replica.
+      SmallVector<int64_t> xs;
+      for (const json::Value &x : *a)
+        xs.push_back(x.getAsInteger().value_or(-999));
+      if (!llvm::is_contained(xs, rank))
+        for (int64_t &x : xs)
+          if (x >= 0 && x < planRanks)
+            x += base;
+      os << "[";
+      for (int64_t x : xs)
+        os << (x == -999 ? x : relRank(x, base, n)) << ",";
+      os << "]";
+    } else if (std::optional<int64_t> x = v.getAsInteger()) {
+      os << relRank(*x, base, n);
+    } else {
+      os << v;
+    }
+  };
+  for (const json::Value &nv : nodes) {
+    const json::Object *node = nv.getAsObject();
+    if (!node) {
+      os << "?" << nv << ";";
+      continue;
+    }
+    std::string op = opName(*node);
+    // A sum does not depend on the order of its inputs.
+    bool sum = op == "AllReducePrim" || op == "CROSS_DP_WRED";
+    for (auto &[k, v] : *node) {
+      StringRef key(k);
+      os << key << "=";
+      if (key == "in" || key == "out") {
+        refs(v.getAsArray(), sum && key == "in");
+      } else if (key == "group") {
+        // The group by its members, not by its index in the file.
+        const json::Object *grp =
+            groups && v.getAsInteger() && *v.getAsInteger() >= 0 &&
+                    *v.getAsInteger() < (int64_t)groups->size()
+                ? (*groups)[*v.getAsInteger()].getAsObject()
+                : nullptr;
+        std::vector<int64_t> members;
+        if (const json::Array *ns = grp ? grp->getArray("nodes") : nullptr)
+          for (const json::Value &m : *ns)
+            if (const json::Array *pair = m.getAsArray())
+              if (!pair->empty() && (*pair)[0].getAsInteger())
+                members.push_back(relRank(*(*pair)[0].getAsInteger(), base, n));
+        llvm::sort(members);
+        for (int64_t m : members)
+          os << m << ",";
+      } else if (key == "p2p" || key == "kwargs") {
+        const json::Object *o = v.getAsObject();
+        if (!o) {
+          os << v;
+        } else {
+          // Keys in a fixed order; rank-valued ones renumbered.
+          std::vector<std::pair<std::string, const json::Value *>> kv;
+          for (auto &[kk, vv] : *o)
+            kv.push_back({std::string(StringRef(kk)), &vv});
+          llvm::sort(kv, [](auto &x, auto &y) { return x.first < y.first; });
+          for (auto &[kk, vv] : kv) {
+            os << kk << ":";
+            if (kk == "src" || kk == "dst" || kk == "ranks")
+              ranksOf(*vv);
+            else
+              os << *vv;
+            os << ",";
+          }
+        }
+      } else {
+        os << v;
+      }
+      os << ";";
+    }
+    os << "\n";
+  }
+  return sig;
+}
+
+OwningOpRef<ModuleOp> Importer::run() {
+  using jsonscan::Span;
+  std::string err;
+  Span root{0, buffer.size()};
+  std::map<std::string, Span> top, gpTop;
+  auto scanObject = [&](Span obj, std::map<std::string, Span> &into,
+                        StringRef path) {
+    bool ok = jsonscan::members(
+        buffer, obj,
+        [&](StringRef key, Span v) {
+          into[key.str()] = v;
+          return true;
+        },
+        err);
+    if (!ok)
+      error(path.str()) << "malformed JSON: " << err;
+    return ok;
+  };
+  if (!scanObject(root, top, "$"))
+    return {};
+  std::optional<json::Value> format;
+  if (top.count("format"))
+    format = parseSpan(top["format"], "$.format");
+  if (!format || format->getAsString() != std::optional<StringRef>(
+                                              "verdict-plan-json/1")) {
     error("$.format") << "expected \"verdict-plan-json/1\"";
     return {};
   }
-  const json::Object *gsObj = root.getObject("Gs"), *gpObj = root.getObject("Gp");
-  if (!gsObj || !gpObj) {
+  if (!top.count("Gs") || !top.count("Gp")) {
     error("$") << "file needs the graphs 'Gs' and 'Gp'";
     return {};
   }
-  const json::Array *lineages = root.getArray("lineages");
-  if (!lineages) {
+  if (!top.count("lineages")) {
     InFlightDiagnostic d = error("$.lineages");
     d << "the file has no lineages";
-    if (const json::Object *errs = root.getObject("errors"))
-      for (auto &[k, v] : *errs)
+    std::optional<json::Value> errs;
+    if (top.count("errors"))
+      errs = parseSpan(top["errors"], "$.errors");
+    if (const json::Object *eo = errs ? errs->getAsObject() : nullptr)
+      for (auto &[k, v] : *eo)
         if (auto s = v.getAsString())
           d << " (" << k.str() << ": " << *s << ")";
     d << "; the reference front end could not infer them, and tv does not "
          "verify a plan without lineages: refusing";
     return {};
   }
-  if (failed(loadGraph(*gsObj, gs, "$.Gs")) ||
-      failed(loadGraph(*gpObj, gp, "$.Gp")))
+  std::optional<json::Value> gsVal = parseSpan(top["Gs"], "$.Gs");
+  if (!gsVal)
     return {};
+  const json::Object *gsObj = gsVal->getAsObject();
+  if (!gsObj) {
+    error("$.Gs") << "expected a graph object";
+    return {};
+  }
+  // Gp: everything but its ranks is read whole; each rank's node list is
+  // read when needed and dropped after.
+  if (!scanObject(top["Gp"], gpTop, "$.Gp"))
+    return {};
+  json::Object gpObject;
+  for (auto &[k, span] : gpTop) {
+    if (k == "ranks")
+      continue;
+    std::optional<json::Value> v = parseSpan(span, "$.Gp." + k);
+    if (!v)
+      return {};
+    gpObject[k] = std::move(*v);
+  }
+  const json::Object *gpObj = &gpObject;
+  std::map<int64_t, Span> rankSpans;
+  if (!gpTop.count("ranks")) {
+    error("$.Gp") << "graph needs a 'ranks' object";
+    return {};
+  }
+  {
+    bool bad = false;
+    bool ok = jsonscan::members(
+        buffer, gpTop["ranks"],
+        [&](StringRef key, Span v) {
+          int64_t r;
+          if (key.getAsInteger(10, r)) {
+            error("$.Gp.ranks") << "rank '" << key << "' is not an integer";
+            bad = true;
+            return false;
+          }
+          rankSpans[r] = v;
+          return true;
+        },
+        err);
+    if (!ok && !bad)
+      error("$.Gp.ranks") << "malformed JSON: " << err;
+    if (!ok)
+      return {};
+  }
+
   const json::Object *world = gpObj->getObject("world");
   int64_t dp = world ? world->getInteger("num_dp").value_or(0) : 0;
   int64_t pp = world ? world->getInteger("num_pp").value_or(0) : 0;
   int64_t tp = world ? world->getInteger("num_tp").value_or(0) : 0;
   int64_t nmb = world ? world->getInteger("num_mb").value_or(0) : 0;
-  if (dp < 1 || pp < 1 || tp < 1 || nmb < 1) {
-    error("$.Gp.world") << "needs positive num_dp, num_pp, num_tp, num_mb";
+  if (dp < 1 || pp < 1 || tp < 1 || nmb < 1 || dp > (1 << 20) ||
+      pp > (1 << 20) || tp > (1 << 20) || dp * pp * tp > (1 << 20)) {
+    error("$.Gp.world") << "needs positive num_dp, num_pp, num_tp, num_mb "
+                           "(at most 2^20 ranks)";
     return {};
   }
   groups = gpObj->getArray("collective_groups");
   planRanks = pp * tp;
+  numRanks = dp * pp * tp;
+  meshSizes = {dp, pp, tp};
+
+  if (failed(loadTensors(*gsObj, gs, "$.Gs")) ||
+      failed(loadTensors(*gpObj, gp, "$.Gp")))
+    return {};
+  const json::Object *gsRanks = gsObj->getObject("ranks");
+  const json::Array *specNodes = gsRanks ? gsRanks->getArray("0") : nullptr;
+  if (!specNodes) {
+    error("$.Gs.ranks") << "the spec needs rank \"0\"";
+    return {};
+  }
+  collectFlow(*specNodes, gs);
+  propagate(gs);
+
+  // Each rank's nodes, once: its element-type flow and its signature.
+  // Ranks with equal signatures are translates of one another (data-parallel
+  // replicas) and become one program.
+  std::map<std::string, SmallVector<int64_t>> classOf;
+  std::vector<std::string> classOrder;
+  for (int64_t r = 0; r < numRanks; ++r) {
+    auto it = rankSpans.find(r);
+    if (it == rankSpans.end()) {
+      error("$.Gp.ranks") << "rank " << r << " of the " << numRanks
+                          << "-rank mesh has no node list";
+      return {};
+    }
+    std::string path = "$.Gp.ranks." + std::to_string(r);
+    std::optional<json::Value> nodes = parseSpan(it->second, path);
+    if (!nodes)
+      return {};
+    const json::Array *arr = nodes->getAsArray();
+    if (!arr) {
+      error(path) << "expected a list of nodes";
+      return {};
+    }
+    collectFlow(*arr, gp);
+    std::string sig = signature(*arr, r);
+    auto [c, fresh] = classOf.try_emplace(std::move(sig));
+    if (fresh)
+      classOrder.push_back(c->first);
+    c->second.push_back(r);
+  }
+  propagate(gp);
 
   module = ModuleOp::create(fileLoc);
   b.setInsertionPointToEnd(module.getBody());
@@ -1303,12 +1654,6 @@ OwningOpRef<ModuleOp> Importer::run(const json::Object &root) {
   sp.block = new Block();
   spec.getBody().push_back(sp.block);
   sp.rank = -1;
-  const json::Object *gsRanks = gsObj->getObject("ranks");
-  const json::Array *specNodes = gsRanks ? gsRanks->getArray("0") : nullptr;
-  if (!specNodes) {
-    error("$.Gs.ranks") << "the spec needs rank \"0\"";
-    return {};
-  }
   for (auto [i, nv] : llvm::enumerate(*specNodes)) {
     const json::Object *node = nv.getAsObject();
     std::string path = "$.Gs.ranks.0[" + std::to_string(i) + "]";
@@ -1320,41 +1665,64 @@ OwningOpRef<ModuleOp> Importer::run(const json::Object &root) {
       return {};
   }
 
-  // Plan: one program per rank, in execution order.
+  // Plan: one program per class of translated ranks, in execution order.
   b.setInsertionPointToEnd(module.getBody());
   auto plan = PlanOp::create(b, fileLoc, b.getStringAttr("plan"),
                              FlatSymbolRefAttr::get(ctx, "mesh"),
                              b.getI64IntegerAttr(nmb), /*folded=*/ArrayAttr(),
-                                /*folded_micro_batches=*/UnitAttr());
+                             /*folded_micro_batches=*/UnitAttr());
   Block *planBody = new Block();
   plan.getBody().push_back(planBody);
-  const json::Object *gpRanks = gpObj->getObject("ranks");
-  for (int64_t r = 0; r < dp * pp * tp; ++r) {
-    const json::Array *nodes = gpRanks->getArray(std::to_string(r));
-    if (!nodes) {
-      error("$.Gp.ranks") << "rank " << r << " of the " << dp * pp * tp
-                          << "-rank mesh has no node list";
+  for (const std::string &sig : classOrder) {
+    SmallVector<int64_t> &ranks = classOf[sig];
+    int64_t r = ranks.front();
+    std::string path = "$.Gp.ranks." + std::to_string(r);
+    std::optional<json::Value> nodes = parseSpan(rankSpans[r], path);
+    if (!nodes)
       return {};
-    }
     OpBuilder pb = OpBuilder::atBlockEnd(planBody);
-    auto prog = RankProgramOp::create(pb, fileLoc, ArrayRef<int64_t>{r});
+    auto prog = RankProgramOp::create(pb, fileLoc, ranks);
     Prog pr;
     pr.block = new Block();
     prog.getBody().push_back(pr.block);
     pr.rank = r;
-    for (auto [i, nv] : llvm::enumerate(*nodes)) {
+    pr.ranks = ranks;
+    for (auto [i, nv] : llvm::enumerate(*nodes->getAsArray())) {
       const json::Object *node = nv.getAsObject();
-      std::string path =
-          "$.Gp.ranks." + std::to_string(r) + "[" + std::to_string(i) + "]";
+      std::string npath = path + "[" + std::to_string(i) + "]";
       if (!node) {
-        error(path) << "expected a node object";
+        error(npath) << "expected a node object";
         return {};
       }
-      if (failed(emitNode(pr, gp, *node, path)))
+      if (failed(emitNode(pr, gp, *node, npath)))
         return {};
     }
+    for (int64_t m : ArrayRef<int64_t>(ranks).drop_front()) {
+      namesByRank[m] = namesByRank[r];
+      inputNames[m] = inputNames[r];
+    }
   }
-  if (failed(emitLineages(*lineages)))
+  auto walk = [&](llvm::function_ref<LogicalResult(size_t, const json::Value &)>
+                      fn) -> LogicalResult {
+    std::string err;
+    bool failedInside = false;
+    bool ok = jsonscan::elements(
+        buffer, top["lineages"],
+        [&](size_t i, Span v) {
+          std::optional<json::Value> l =
+              parseSpan(v, "$.lineages[" + std::to_string(i) + "]");
+          if (!l || failed(fn(i, *l))) {
+            failedInside = true;
+            return false;
+          }
+          return true;
+        },
+        err);
+    if (!ok && !failedInside)
+      error("$.lineages") << "malformed JSON: " << err;
+    return success(ok);
+  };
+  if (failed(emitLineages(walk)))
     return {};
   if (failed(verify(module)) || failed(checkLineages(module)))
     return {};
@@ -1365,11 +1733,10 @@ namespace mlir::tv {
 OwningOpRef<Operation *> importNnScalerJson(llvm::SourceMgr &sourceMgr,
                                            MLIRContext *ctx) {
   ctx->loadDialect<TVDialect>();
-  std::optional<JsonInput> in = readJsonObject(sourceMgr, ctx, "nnscaler import");
-  if (!in)
-    return {};
-  Importer importer(ctx, in->file);
-  OwningOpRef<ModuleOp> m = importer.run(in->root());
+  const llvm::MemoryBuffer *buf =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  Importer importer(ctx, buf->getBufferIdentifier(), buf->getBuffer());
+  OwningOpRef<ModuleOp> m = importer.run();
   if (!m)
     return {};
   return OwningOpRef<Operation *>(m.release());
