@@ -1,0 +1,152 @@
+//===- NnScaler.h - the nnScaler plan importer's state ----------*- C++ -*-===//
+//
+// Shared by the reader (NnScalerImport.cpp: the file, ranks, lineages) and
+// the node translation (NnScalerNodes.cpp: one tv op sequence per node).
+// Internal to lib/Translate.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRAINVERIFY_TRANSLATE_NNSCALER_H
+#define TRAINVERIFY_TRANSLATE_NNSCALER_H
+
+#include "JsonScan.h"
+#include "TrainVerify/Dialect/TVOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/JSON.h"
+#include <map>
+#include <set>
+
+namespace mlir::tv::nnscaler {
+namespace json = llvm::json;
+
+
+struct TRef {
+  int64_t rank = 0, mb = 0, tid = 0, v = 0;
+  bool operator<(const TRef &o) const {
+    return std::tie(rank, mb, tid, v) < std::tie(o.rank, o.mb, o.tid, o.v);
+  }
+  bool operator==(const TRef &o) const {
+    return rank == o.rank && mb == o.mb && tid == o.tid && v == o.v;
+  }
+};
+
+/// A tensor key within one program (rank implied); part 1/2 are the real and
+/// imaginary halves of a complex tensor.
+using Key = std::tuple<int64_t, int64_t, int64_t, int>;
+
+/// What one node says about element types (see Importer::collectFlow).
+struct TypeFlow {
+  enum Kind : uint8_t { None, Ids, Mask, Move } kind = None;
+  SmallVector<int64_t, 2> in, out;
+};
+
+/// Calls its argument for each lineage, in order, with its index.
+using LineageWalk = llvm::function_ref<LogicalResult(
+    llvm::function_ref<LogicalResult(size_t, const json::Value &)>)>;
+
+struct GraphInfo {
+  const json::Object *graph = nullptr;
+  std::map<int64_t, SmallVector<int64_t>> shape;
+  std::set<int64_t> initial, ids, masks, complexTids;
+  std::vector<TypeFlow> flow;
+};
+
+struct Prog {
+  Block *block = nullptr;
+  int64_t rank = -1; // -1: the spec; else the program's first rank
+  SmallVector<int64_t> ranks; // every rank that runs the program
+  std::map<Key, Value> values;
+  Operation *lastInput = nullptr;
+};
+
+class Importer {
+public:
+  Importer(MLIRContext *ctx, StringRef file, StringRef buffer)
+      : ctx(ctx), file(file.str()), buffer(buffer),
+        fileLoc(FileLineColLoc::get(ctx, file, 0, 0)), b(ctx) {}
+  OwningOpRef<ModuleOp> run();
+
+private:
+  InFlightDiagnostic error(const std::string &path) {
+    InFlightDiagnostic d = emitError(fileLoc);
+    d << "nnscaler import: at " << path << ": ";
+    return d;
+  }
+  LogicalResult loadTensors(const json::Object &g, GraphInfo &info,
+                            StringRef path);
+  void collectFlow(const json::Array &nodes, GraphInfo &info);
+  void propagate(GraphInfo &info);
+  std::string name(const TRef &t, bool spec, int part = 0) const;
+  RankedTensorType typeOf(const GraphInfo &g, const TRef &t) const;
+  FailureOr<Value> get(Prog &p, GraphInfo &g, const TRef &t, int part,
+                       const std::string &path, Location loc);
+  void define(Prog &p, const TRef &t, Value v, int part = 0);
+  LogicalResult emitNode(Prog &p, GraphInfo &g, const json::Object &node,
+                         const std::string &path);
+  LogicalResult emitLineages(LineageWalk walk);
+  Value unbroadcast(Location loc, Value g, ArrayRef<int64_t> target);
+
+  std::optional<json::Value> parseSpan(jsonscan::Span span,
+                                       const std::string &path);
+  std::string signature(const json::Array &nodes, int64_t rank);
+  ArrayAttr classGroups(const Prog &p, ArrayRef<int64_t> members);
+
+  MLIRContext *ctx;
+  std::string file;
+  StringRef buffer;
+  Location fileLoc;
+  OpBuilder b;
+  ModuleOp module;
+  GraphInfo gs, gp;
+  std::set<std::string> specOutputs;
+  std::set<std::string> specNames;
+  std::map<int64_t, std::set<std::string>> namesByRank;
+  /// Program inputs by rank (-1: the spec).
+  std::map<int64_t, std::set<std::string>> inputNames;
+  const json::Array *groups = nullptr;
+  int64_t planRanks = 0; // ranks of one data-parallel replica (pp * tp)
+  int64_t numRanks = 0;
+  SmallVector<int64_t> meshSizes; // dp, pp, tp
+};
+
+
+inline bool parseTRef(const json::Value *v, TRef &t) {
+  const json::Array *a = v ? v->getAsArray() : nullptr;
+  if (!a || a->size() != 4)
+    return false;
+  std::optional<int64_t> x[4];
+  for (int i = 0; i < 4; ++i)
+    if (!(x[i] = (*a)[i].getAsInteger()))
+      return false;
+  t = {*x[0], *x[1], *x[2], *x[3]};
+  return true;
+}
+
+inline std::string opName(const json::Object &n) {
+  if (auto s = n.getString("opname"))
+    return s->str();
+  return "";
+}
+
+inline std::string nodeLabel(const json::Object &n, int64_t rank) {
+  std::string s = rank < 0 ? "spec" : "r" + std::to_string(rank);
+  s += ":mb" + std::to_string(n.getInteger("mb").value_or(0));
+  s += ":cid" + std::to_string(n.getInteger("cid").value_or(-1));
+  if (auto ir = n.getString("irname"))
+    s += ":" + ir->str();
+  return s;
+}
+
+/// The node as an attribute: without the rank, so that symmetric ranks stay
+/// identical (diagnostics print the rank separately).
+inline std::string nodeAttr(const json::Object &n) {
+  std::string s = "cid" + std::to_string(n.getInteger("cid").value_or(-1));
+  if (auto ir = n.getString("irname"))
+    s += ":" + ir->str();
+  return s;
+}
+
+} // namespace mlir::tv::nnscaler
+
+#endif

@@ -1,0 +1,881 @@
+//===- NnScalerNodes.cpp - one nnScaler node as tv ops --------------------===//
+//
+// The operator semantics of the nnScaler importer: each node of Gs or Gp
+// becomes the tv ops that compute exactly what it computes (every operator
+// of docs/nnscaler-import.md; an unknown one is an error naming the node).
+//
+//===----------------------------------------------------------------------===//
+#include "NnScaler.h"
+#include "TrainVerify/Dialect/Lineage.h"
+
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+using namespace mlir::tv;
+using namespace mlir::tv::nnscaler;
+
+std::string Importer::name(const TRef &t, bool spec, int part) const {
+  std::string s = "t" + std::to_string(t.tid) + ".v" + std::to_string(t.v);
+  if (!spec && t.mb >= 0)
+    s += ".mb" + std::to_string(t.mb);
+  if (part == 1)
+    s += ".re";
+  if (part == 2)
+    s += ".im";
+  return s;
+}
+
+RankedTensorType Importer::typeOf(const GraphInfo &g, const TRef &t) const {
+  auto it = g.shape.find(t.tid);
+  ArrayRef<int64_t> shape = it == g.shape.end() ? ArrayRef<int64_t>()
+                                                : ArrayRef<int64_t>(it->second);
+  Type elt = g.ids.count(t.tid)     ? Type(IntegerType::get(ctx, 64))
+             : g.masks.count(t.tid) ? Type(IntegerType::get(ctx, 1))
+                                    : Type(Float32Type::get(ctx));
+  return RankedTensorType::get(shape, elt);
+}
+
+FailureOr<Value> Importer::get(Prog &p, GraphInfo &g, const TRef &t, int part,
+                               const std::string &path, Location loc) {
+  if (p.rank >= 0 && t.rank != p.rank)
+    return emitError(loc) << "nnscaler import: at " << path << ": tensor "
+                          << name(t, false) << " lives on rank " << t.rank
+                          << ", not on rank " << p.rank;
+  Key key{t.mb, t.tid, t.v, part};
+  auto it = p.values.find(key);
+  if (it != p.values.end())
+    return it->second;
+  if (!g.initial.count(t.tid))
+    return emitError(loc) << "nnscaler import: at " << path << ": tensor "
+                          << name(t, p.rank < 0) << " (tid " << t.tid << ", v"
+                          << t.v << ", mb " << t.mb << ") is read on "
+                          << (p.rank < 0 ? std::string("the spec")
+                                         : "rank " + std::to_string(p.rank))
+                          << " but no node produces it and it is not an "
+                             "initial value (broken dataflow)";
+  // An initial value: an input of the program, placed with the others.
+  OpBuilder ib(ctx);
+  if (p.lastInput)
+    ib.setInsertionPointAfter(p.lastInput);
+  else
+    ib.setInsertionPointToStart(p.block);
+  auto in = InputOp::create(ib, fileLoc, typeOf(g, t), name(t, p.rank < 0, part));
+  p.lastInput = in;
+  p.values[key] = in.getResult();
+  (p.rank < 0 ? specNames : namesByRank[p.rank]).insert(name(t, p.rank < 0, part));
+  inputNames[p.rank].insert(name(t, p.rank < 0, part));
+  return in.getResult();
+}
+
+void Importer::define(Prog &p, const TRef &t, Value v, int part) {
+  p.values[Key{t.mb, t.tid, t.v, part}] = v;
+  std::string n = name(t, p.rank < 0, part);
+  auto &names = p.rank < 0 ? specNames : namesByRank[p.rank];
+  if (!names.insert(n).second)
+    return; // A re-definition keeps the first name (the JSON is SSA).
+  if (p.rank < 0 && specOutputs.count(n))
+    OutputOp::create(b, v.getLoc(), n, v);
+  else
+    TagOp::create(b, v.getLoc(), n, v);
+}
+
+Value Importer::unbroadcast(Location loc, Value g, ArrayRef<int64_t> target) {
+  auto gt = cast<RankedTensorType>(g.getType());
+  ArrayRef<int64_t> gs = gt.getShape();
+  size_t off = gs.size() - target.size();
+  SmallVector<int64_t> keepDims, leadDims;
+  for (size_t i = 0; i < target.size(); ++i)
+    if (target[i] == 1 && gs[off + i] != 1)
+      keepDims.push_back(off + i);
+  for (size_t i = 0; i < off; ++i)
+    leadDims.push_back(i);
+  Value v = g;
+  auto reduce = [&](ArrayRef<int64_t> dims, bool keep) {
+    auto ty = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape;
+    for (auto [i, d] : llvm::enumerate(ty.getShape())) {
+      bool r = llvm::is_contained(dims, (int64_t)i);
+      if (!r)
+        shape.push_back(d);
+      else if (keep)
+        shape.push_back(1);
+    }
+    v = SumOp::create(b, loc, RankedTensorType::get(shape, ty.getElementType()),
+                      v, b.getDenseI64ArrayAttr(dims), keep ? b.getUnitAttr()
+                                                           : UnitAttr());
+  };
+  if (!keepDims.empty())
+    reduce(keepDims, true);
+  if (!leadDims.empty())
+    reduce(leadDims, false);
+  return v;
+}
+
+static double constAt(const json::Object &n, size_t i, bool *ok) {
+  const json::Object *kw = n.getObject("kwargs");
+  const json::Array *c = kw ? kw->getArray("__consts") : nullptr;
+  if (!c || i >= c->size()) {
+    *ok = false;
+    return 0;
+  }
+  if (auto d = (*c)[i].getAsNumber())
+    return *d;
+  *ok = false;
+  return 0;
+}
+
+LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
+                                 const json::Object &n,
+                                 const std::string &path) {
+  std::string op = opName(n);
+  Location loc = NameLoc::get(StringAttr::get(ctx, nodeLabel(n, p.rank)));
+  const json::Array *inArr = n.getArray("in"), *outArr = n.getArray("out");
+  if (!inArr || !outArr)
+    return emitError(loc) << "nnscaler import: at " << path
+                          << ": node needs 'in' and 'out' lists";
+  SmallVector<TRef> ins, outs;
+  for (auto [i, v] : llvm::enumerate(*inArr)) {
+    TRef t;
+    if (!parseTRef(&v, t))
+      return emitError(loc) << "nnscaler import: at " << path << ".in[" << i
+                            << "]: expected [rank, mb, tid, v]";
+    ins.push_back(t);
+  }
+  for (auto [i, v] : llvm::enumerate(*outArr)) {
+    TRef t;
+    if (!parseTRef(&v, t))
+      return emitError(loc) << "nnscaler import: at " << path << ".out[" << i
+                            << "]: expected [rank, mb, tid, v]";
+    outs.push_back(t);
+  }
+  const json::Object *kw = n.getObject("kwargs");
+  auto in = [&](size_t i, int part = 0) -> FailureOr<Value> {
+    if (i >= ins.size())
+      return emitError(loc) << "nnscaler import: at " << path << ": '" << op
+                            << "' needs at least " << i + 1 << " inputs";
+    return get(p, g, ins[i], part,
+               path + ".in[" + std::to_string(i) + "] (node " +
+                   nodeLabel(n, p.rank) + ")",
+               loc);
+  };
+  auto outTy = [&](size_t i) { return typeOf(g, outs[i]); };
+  auto needOuts = [&](size_t k) -> LogicalResult {
+    if (outs.size() != k)
+      return emitError(loc) << "nnscaler import: at " << path << ": '" << op
+                            << "' has " << outs.size() << " outputs, expected "
+                            << k;
+    return success();
+  };
+  auto rankOf = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getRank();
+  };
+  // The halves of a point-to-point transfer (MovePrim, BroadcastPrim): the
+  // tag pairs a send with its recv by the tensor in flight (tid, mb).
+  // A program of several ranks names its peer as a shift of coordinates
+  // (the same for every translate), a program of one rank explicitly.
+  auto peerAttrs = [&](int64_t peer) -> std::pair<IntegerAttr,
+                                                  DenseI64ArrayAttr> {
+    if (p.ranks.size() <= 1)
+      return {b.getI64IntegerAttr(peer), DenseI64ArrayAttr()};
+    auto coords = [&](int64_t r) {
+      return SmallVector<int64_t>{r / planRanks, r / meshSizes[2] % meshSizes[1],
+                                  r % meshSizes[2]};
+    };
+    SmallVector<int64_t> a = coords(p.rank), c = coords(peer), shift;
+    for (auto [x, y] : llvm::zip(a, c))
+      shift.push_back(y - x);
+    return {IntegerAttr(), b.getDenseI64ArrayAttr(shift)};
+  };
+  auto sendTo = [&](Value x, int64_t dst) {
+    auto [peer, shift] = peerAttrs(dst);
+    auto s = SendOp::create(b, loc, x, peer, StringAttr(), IntegerAttr(),
+                            b.getI64IntegerAttr(outs[0].tid * 1000 +
+                                                outs[0].mb + 1),
+                            shift);
+    s->setAttr("mb", b.getI64IntegerAttr(outs[0].mb));
+  };
+  auto recvFrom = [&](int64_t src) {
+    auto [peer, shift] = peerAttrs(src);
+    auto r = RecvOp::create(b, loc, outTy(0), peer, StringAttr(), IntegerAttr(),
+                            b.getI64IntegerAttr(ins[0].tid * 1000 +
+                                                ins[0].mb + 1),
+                            shift);
+    r->setAttr("mb", b.getI64IntegerAttr(outs[0].mb));
+    define(p, outs[0], r);
+  };
+  // A kwarg the op's semantics do not read is refused by name.
+  auto knownKwargs = [&](std::initializer_list<StringRef> known)
+      -> LogicalResult {
+    if (!kw)
+      return success();
+    for (auto &[k, v] : *kw)
+      if (StringRef(k) != "__consts" && !llvm::is_contained(known, StringRef(k)))
+        return emitError(loc) << "nnscaler import: at " << path << ".kwargs."
+                              << StringRef(k) << ": '" << op
+                              << "' has no semantics for this key; refusing";
+    return success();
+  };
+  b.setInsertionPointToEnd(p.block);
+  Operation *before = p.block->empty() ? nullptr : &p.block->back();
+  bool ok = true;
+  auto scalar = [&](size_t i) {
+    double c = constAt(n, i, &ok);
+    return c;
+  };
+  // Unary and copy-like ops: [x] -> [y].
+  auto unary = [&](auto build) -> LogicalResult {
+    if (failed(needOuts(1)))
+      return failure();
+    auto x = in(0);
+    if (failed(x))
+      return failure();
+    define(p, outs[0], build(*x));
+    return success();
+  };
+  // Backward ops of unary ops: [dy, x] -> [dx].
+  auto unaryGrad = [&](auto build) -> LogicalResult {
+    if (failed(needOuts(1)))
+      return failure();
+    auto dy = in(0), x = in(1);
+    if (failed(dy) || failed(x))
+      return failure();
+    define(p, outs[0], build(*x, *dy));
+    return success();
+  };
+  auto perm2 = [&](int64_t rank) {
+    SmallVector<int64_t> perm;
+    for (int64_t i = 0; i < rank; ++i)
+      perm.push_back(i);
+    int64_t d0 = kw ? kw->getInteger("dim0").value_or(0) : 0;
+    int64_t d1 = kw ? kw->getInteger("dim1").value_or(0) : 0;
+    if (d0 < 0)
+      d0 += rank;
+    if (d1 < 0)
+      d1 += rank;
+    std::swap(perm[d0], perm[d1]);
+    return perm;
+  };
+  auto transposed = [&](Value x, ArrayRef<int64_t> perm) -> Value {
+    auto ty = cast<RankedTensorType>(x.getType());
+    SmallVector<int64_t> shape;
+    for (int64_t q : perm)
+      shape.push_back(ty.getDimSize(q));
+    return TransposeOp::create(
+        b, loc, RankedTensorType::get(shape, ty.getElementType()), x,
+        b.getDenseI64ArrayAttr(perm));
+  };
+  auto maskMatrix = [&](Value m) -> Value {
+    auto ty = cast<RankedTensorType>(m.getType());
+    ArrayRef<int64_t> s = ty.getShape();
+    if (s.size() == 2)
+      return m;
+    return ReshapeOp::create(
+        b, loc, RankedTensorType::get(s.take_back(2), ty.getElementType()), m);
+  };
+  SmallVector<int64_t> groupMembers; // the group on the program's first rank
+  auto groupOf = [&]() -> FailureOr<ArrayAttr> {
+    auto gi = n.getInteger("group");
+    if (!gi || !groups || *gi < 0 || *gi >= (int64_t)groups->size())
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ": collective without a valid 'group'";
+    const json::Object *grp = (*groups)[*gi].getAsObject();
+    const json::Array *nodes = grp ? grp->getArray("nodes") : nullptr;
+    if (!nodes)
+      return emitError(loc) << "nnscaler import: at $.Gp.collective_groups["
+                            << *gi << "]: group without 'nodes'";
+    SmallVector<int64_t> members;
+    for (const json::Value &m : *nodes) {
+      const json::Array *pair = m.getAsArray();
+      if (!pair || pair->empty() || !(*pair)[0].getAsInteger())
+        return emitError(loc) << "nnscaler import: at $.Gp.collective_groups["
+                              << *gi << "].nodes: expected [rank, index]";
+      members.push_back(*(*pair)[0].getAsInteger());
+    }
+    llvm::sort(members);
+    if (!llvm::is_contained(members, p.rank))
+      return emitError(loc) << "nnscaler import: at " << path << ": rank "
+                            << p.rank << " runs a collective of group " << *gi
+                            << " but is not one of its members";
+    groupMembers = members;
+    return classGroups(p, members);
+  };
+  auto own = [&]() -> FailureOr<Value> {
+    for (auto [i, t] : llvm::enumerate(ins))
+      if (t.rank == p.rank)
+        return get(p, g, t, 0,
+                   path + ".in[" + std::to_string(i) + "] (node " +
+                       nodeLabel(n, p.rank) + ")",
+                   loc);
+    return emitError(loc) << "nnscaler import: at " << path
+                          << ": no input of the collective lives on rank "
+                          << p.rank;
+  };
+
+  LogicalResult result = success();
+  if (op == "DATALOADER") {
+    if (failed(needOuts(1)))
+      return failure();
+    OpBuilder ib(ctx);
+    if (p.lastInput)
+      ib.setInsertionPointAfter(p.lastInput);
+    else
+      ib.setInsertionPointToStart(p.block);
+    auto inOp = InputOp::create(ib, loc, outTy(0), name(outs[0], p.rank < 0));
+    p.lastInput = inOp;
+    p.values[Key{outs[0].mb, outs[0].tid, outs[0].v, 0}] = inOp.getResult();
+    (p.rank < 0 ? specNames : namesByRank[p.rank])
+        .insert(name(outs[0], p.rank < 0));
+    inputNames[p.rank].insert(name(outs[0], p.rank < 0));
+  } else if (op == "FW_embedding" || op == "BW_embedding") {
+    bool fw = op == "FW_embedding";
+    if (failed(needOuts(1)))
+      return failure();
+    auto a = in(0), c = in(1);
+    if (failed(a) || failed(c))
+      return failure();
+    int64_t start = kw ? kw->getInteger("start").value_or(0) : 0;
+    IntegerAttr off = start ? b.getI64IntegerAttr(start) : IntegerAttr();
+    Value r;
+    if (fw)
+      r = EmbeddingOp::create(b, loc, outTy(0), *a, *c, StringAttr(), off);
+    else
+      r = EmbeddingGradOp::create(b, loc, outTy(0), *c, *a, StringAttr(), off);
+    define(p, outs[0], r);
+  } else if (op == "FW_create_mask") {
+    if (failed(needOuts(1)))
+      return failure();
+    RankedTensorType ty = outTy(0);
+    auto m = CausalMaskOp::create(
+        b, loc, RankedTensorType::get(ty.getShape().take_back(2),
+                                      ty.getElementType()));
+    define(p, outs[0], ReshapeOp::create(b, loc, ty, m));
+  } else if (op == "FW_apply_mask") {
+    auto x = in(0), m = in(1);
+    if (failed(needOuts(1)) || failed(x) || failed(m))
+      return failure();
+    define(p, outs[0], ApplyMaskOp::create(b, loc, outTy(0), *x, maskMatrix(*m)));
+  } else if (op == "BW_apply_mask") {
+    auto dy = in(0), m = in(2);
+    if (failed(needOuts(1)) || failed(dy) || failed(m))
+      return failure();
+    define(p, outs[0],
+           ApplyMaskGradOp::create(b, loc, outTy(0), *dy, maskMatrix(*m)));
+  } else if (op == "FW_multiref") {
+    auto x = in(0);
+    if (failed(x))
+      return failure();
+    for (auto [i, t] : llvm::enumerate(outs))
+      define(p, t, CopyOp::create(b, loc, *x));
+  } else if (op == "BW_multiref") {
+    if (failed(needOuts(1)) || ins.empty())
+      return failure();
+    auto acc = in(0);
+    if (failed(acc))
+      return failure();
+    Value s = *acc;
+    for (size_t i = 1; i < ins.size(); ++i) {
+      auto x = in(i);
+      if (failed(x))
+        return failure();
+      s = AddOp::create(b, loc, s.getType(), s, *x);
+    }
+    if (ins.size() == 1)
+      s = CopyOp::create(b, loc, s);
+    define(p, outs[0], s);
+  } else if (op == "FW_float" || op == "FW_to" || op == "FW_contiguous" ||
+             op == "FW_identity" || op == "IdentityPrim" ||
+             op == "BW_identity") {
+    result = unary([&](Value x) { return CopyOp::create(b, loc, x); });
+  } else if (op == "BW_float" || op == "BW_to" || op == "BW_contiguous") {
+    result = unaryGrad([&](Value, Value dy) { return CopyOp::create(b, loc, dy); });
+  } else if (op == "FW_pow") {
+    double c = scalar(0);
+    result = unary([&](Value x) {
+      return PowOp::create(b, loc, x, b.getF64FloatAttr(c));
+    });
+  } else if (op == "BW_pow") {
+    double c = scalar(0);
+    result = unaryGrad([&](Value x, Value dy) {
+      return PowGradOp::create(b, loc, x.getType(), x, dy, b.getF64FloatAttr(c));
+    });
+  } else if (op == "FW_mean" || op == "BW_mean") {
+    bool fw = op == "FW_mean";
+    SmallVector<int64_t> dims;
+    const json::Array *d = kw ? kw->getArray("dim") : nullptr;
+    std::optional<int64_t> single = kw ? kw->getInteger("dim") : std::nullopt;
+    auto x = in(fw ? 0 : 1);
+    if (failed(x) || failed(needOuts(1)))
+      return failure();
+    int64_t r = rankOf(*x);
+    if (d)
+      for (const json::Value &v : *d)
+        dims.push_back(v.getAsInteger().value_or(0));
+    else if (single)
+      dims.push_back(*single);
+    for (int64_t &v : dims)
+      if (v < 0)
+        v += r;
+    bool keep = kw && kw->getBoolean("keepdim").value_or(false);
+    if (fw) {
+      define(p, outs[0],
+             MeanOp::create(b, loc, outTy(0), *x, b.getDenseI64ArrayAttr(dims),
+                            keep ? b.getUnitAttr() : UnitAttr()));
+    } else {
+      auto dy = in(0);
+      if (failed(dy))
+        return failure();
+      define(p, outs[0],
+             MeanGradOp::create(b, loc, outTy(0), *dy,
+                                b.getDenseI64ArrayAttr(dims),
+                                keep ? b.getUnitAttr() : UnitAttr()));
+    }
+  } else if (op == "FW_add" || op == "FW_mul") {
+    bool add = op == "FW_add";
+    if (failed(needOuts(1)))
+      return failure();
+    double alpha = kw ? kw->getNumber("alpha").value_or(1.0) : 1.0;
+    auto a = in(0);
+    if (failed(a))
+      return failure();
+    if (ins.size() == 1) {
+      double c = scalar(0);
+      Value r = add ? Value(AddScalarOp::create(b, loc, *a,
+                                                b.getF64FloatAttr(alpha * c)))
+                    : Value(ScaleOp::create(b, loc, *a, b.getF64FloatAttr(c)));
+      define(p, outs[0], r);
+    } else {
+      auto c = in(1);
+      if (failed(c))
+        return failure();
+      Value rhs = *c;
+      if (add && alpha != 1.0)
+        rhs = ScaleOp::create(b, loc, rhs, b.getF64FloatAttr(alpha));
+      Value r = add ? Value(AddOp::create(b, loc, outTy(0), *a, rhs))
+                    : Value(MulOp::create(b, loc, outTy(0), *a, rhs));
+      define(p, outs[0], r);
+    }
+  } else if (op == "BW_add") {
+    auto dy = in(0);
+    if (failed(dy))
+      return failure();
+    double alpha = kw ? kw->getNumber("alpha").value_or(1.0) : 1.0;
+    // [dy, x] (constant form) or [dy, a, b].
+    for (size_t i = 0; i < outs.size(); ++i) {
+      Value gI = *dy;
+      if (i == 1 && alpha != 1.0)
+        gI = ScaleOp::create(b, loc, gI, b.getF64FloatAttr(alpha));
+      gI = unbroadcast(loc, gI, outTy(i).getShape());
+      if (gI == *dy)
+        gI = CopyOp::create(b, loc, gI);
+      define(p, outs[i], gI);
+    }
+  } else if (op == "BW_mul") {
+    auto dy = in(0), a = in(1);
+    if (failed(dy) || failed(a))
+      return failure();
+    if (ins.size() == 2) { // x * constant
+      double c = scalar(0);
+      define(p, outs[0], ScaleOp::create(b, loc, *dy, b.getF64FloatAttr(c)));
+    } else {
+      auto c = in(2);
+      if (failed(c))
+        return failure();
+      Value opnd[2] = {*a, *c};
+      for (size_t i = 0; i < outs.size() && i < 2; ++i) {
+        Value other = opnd[1 - i];
+        auto gt = cast<RankedTensorType>((*dy).getType());
+        Value prod = MulOp::create(b, loc, gt, *dy, other);
+        define(p, outs[i], unbroadcast(loc, prod, outTy(i).getShape()));
+      }
+    }
+  } else if (op == "FW_rsqrt") {
+    result = unary([&](Value x) { return RsqrtOp::create(b, loc, x); });
+  } else if (op == "BW_rsqrt") {
+    result = unaryGrad([&](Value x, Value dy) {
+      return RsqrtGradOp::create(b, loc, x.getType(), x, dy);
+    });
+  } else if (op == "FW_silu") {
+    result = unary([&](Value x) { return SiluOp::create(b, loc, x); });
+  } else if (op == "BW_silu") {
+    result = unaryGrad([&](Value x, Value dy) {
+      return SiluGradOp::create(b, loc, x.getType(), x, dy);
+    });
+  } else if (op == "FW_div" || op == "BW_div") {
+    double c = scalar(0);
+    size_t xi = 0; // FW: x; BW: dy
+    auto x = in(xi);
+    if (failed(x) || failed(needOuts(1)))
+      return failure();
+    if (ins.size() > (op == "FW_div" ? 1u : 2u))
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ": division by a tensor is not supported";
+    define(p, outs[0], DivScalarOp::create(b, loc, *x, b.getF64FloatAttr(c)));
+  } else if (op == "FW_linear") {
+    auto x = in(0), w = in(1);
+    if (failed(x) || failed(w) || failed(needOuts(1)))
+      return failure();
+    define(p, outs[0], LinearOp::create(b, loc, outTy(0), *x, *w, Value()));
+  } else if (op == "BW_linear") {
+    auto dy = in(0), x = in(1), w = in(2);
+    if (failed(dy) || failed(x) || failed(w) || failed(needOuts(2)))
+      return failure();
+    auto lg = LinearGradOp::create(b, loc, (*x).getType(), (*w).getType(), *x,
+                                   *w, *dy);
+    define(p, outs[0], lg.getDinput());
+    define(p, outs[1], lg.getDweight());
+  } else if (op == "FW_matmul") {
+    auto x = in(0), w = in(1);
+    if (failed(x) || failed(w) || failed(needOuts(1)))
+      return failure();
+    define(p, outs[0], MatmulOp::create(b, loc, outTy(0), *x, *w));
+  } else if (op == "BW_matmul") {
+    auto dc = in(0), a = in(1), c = in(2);
+    if (failed(dc) || failed(a) || failed(c) || failed(needOuts(2)))
+      return failure();
+    auto da = MatmulOp::create(b, loc, outTy(0), *dc, *c, UnitAttr(),
+                               b.getUnitAttr());
+    auto db = MatmulOp::create(b, loc, outTy(1), *a, *dc, b.getUnitAttr(),
+                               UnitAttr());
+    define(p, outs[0], da);
+    define(p, outs[1], db);
+  } else if (op == "FW_view" || op == "BW_view") {
+    auto x = in(0);
+    if (failed(x) || failed(needOuts(1)))
+      return failure();
+    define(p, outs[0], ReshapeOp::create(b, loc, outTy(0), *x));
+  } else if (op == "FW_transpose" || op == "BW_transpose") {
+    auto x = in(0);
+    if (failed(x) || failed(needOuts(1)))
+      return failure();
+    define(p, outs[0], transposed(*x, perm2(rankOf(*x))));
+  } else if (op == "FW_softmax" || op == "BW_softmax") {
+    bool fw = op == "FW_softmax";
+    auto x = in(fw ? 0 : 1);
+    if (failed(x) || failed(needOuts(1)))
+      return failure();
+    int64_t dim = kw ? kw->getInteger("dim").value_or(-1) : -1;
+    if (dim < 0)
+      dim += rankOf(*x);
+    Value y = SoftmaxOp::create(b, loc, *x, b.getI64IntegerAttr(dim));
+    if (fw) {
+      define(p, outs[0], y);
+    } else {
+      auto dy = in(0);
+      if (failed(dy))
+        return failure();
+      define(p, outs[0], SoftmaxGradOp::create(b, loc, y.getType(), y, *dy,
+                                               b.getI64IntegerAttr(dim)));
+    }
+  } else if (op == "FW_sum" || op == "BW_sum") {
+    if (failed(needOuts(1)))
+      return failure();
+    if (op == "FW_sum") {
+      auto x = in(0);
+      if (failed(x))
+        return failure();
+      SmallVector<int64_t> dims;
+      for (int64_t i = 0; i < rankOf(*x); ++i)
+        dims.push_back(i);
+      auto s = SumOp::create(b, loc, RankedTensorType::get({}, b.getF32Type()),
+                             *x, b.getDenseI64ArrayAttr(dims), UnitAttr());
+      define(p, outs[0], ReshapeOp::create(b, loc, outTy(0), s));
+    } else {
+      auto dy = in(0);
+      if (failed(dy))
+        return failure();
+      auto s = ReshapeOp::create(b, loc, RankedTensorType::get({}, b.getF32Type()),
+                                 *dy);
+      define(p, outs[0], BroadcastOp::create(b, loc, outTy(0), s));
+    }
+  } else if (op == "FW_apply_rotary_emb" || op == "BW_apply_rotary_emb") {
+    bool fw = op == "FW_apply_rotary_emb";
+    size_t fi = fw ? 2 : 4;
+    auto re = in(fi, 1), im = in(fi, 2);
+    if (failed(re) || failed(im) || failed(needOuts(2)))
+      return failure();
+    for (size_t k = 0; k < 2; ++k) {
+      auto x = in(k);
+      if (failed(x))
+        return failure();
+      if (rankOf(*x) != 4)
+        return emitError(loc) << "nnscaler import: at " << path
+                              << ": rotary input must be [batch, seq, heads, "
+                                 "head_dim]";
+      SmallVector<int64_t> perm{0, 2, 1, 3};
+      Value xt = transposed(*x, perm);
+      Value r = fw ? Value(RotaryOp::create(b, loc, xt.getType(), xt, *re, *im))
+                   : Value(RotaryGradOp::create(b, loc, xt.getType(), xt, *re,
+                                                *im));
+      define(p, outs[k], transposed(r, perm));
+    }
+  } else if (op == "LOCAL_GRAD_ACCUM") {
+    auto x = in(0), y = in(1);
+    if (failed(x) || failed(y) || failed(needOuts(1)))
+      return failure();
+    define(p, outs[0], AddOp::create(b, loc, outTy(0), *x, *y));
+  } else if (op == "AllReducePrim" || op == "CROSS_DP_WRED") {
+    auto grp = groupOf();
+    auto x = own();
+    if (failed(grp) || failed(x) || failed(needOuts(1)))
+      return failure();
+    define(p, outs[0],
+           AllReduceOp::create(b, loc, outTy(0), *x, ReduceKind::sum,
+                               ArrayAttr(), *grp));
+  } else if (op == "AllGatherPrim") {
+    auto grp = groupOf();
+    auto x = own();
+    if (failed(grp) || failed(x) || failed(needOuts(1)))
+      return failure();
+    int64_t dim = kw ? kw->getInteger("dim").value_or(0) : 0;
+    // The fused input list is sorted by the pieces' positions in the full
+    // tensor (indmap): the result concatenates the pieces in that order,
+    // whichever ranks hold them (nnScaler places tp shards out of rank order
+    // on larger meshes). Record it as the gather order over group indices.
+    ArrayRef<int64_t> members = groupMembers;
+    SmallVector<int64_t> order;
+    for (const TRef &t : ins) {
+      auto pos = llvm::find(members, t.rank);
+      if (pos == members.end() ||
+          llvm::is_contained(order, pos - members.begin()))
+        return emitError(loc) << "nnscaler import: at " << path
+                              << ": all-gather input on rank " << t.rank
+                              << " is not one piece of one group member";
+      order.push_back(pos - members.begin());
+    }
+    if (order.size() != members.size())
+      return emitError(loc) << "nnscaler import: at " << path << ": all-gather "
+                            << "of " << members.size() << " members has "
+                            << order.size() << " inputs";
+    bool identity = llvm::all_of(llvm::enumerate(order), [](auto e) {
+      return e.value() == (int64_t)e.index();
+    });
+    define(p, outs[0],
+           AllGatherOp::create(b, loc, outTy(0), *x, dim,
+                               identity ? DenseI64ArrayAttr()
+                                        : b.getDenseI64ArrayAttr(order),
+                               ArrayAttr(), *grp));
+  } else if (op == "ChunkPrim") {
+    auto x = in(0);
+    if (failed(x) || failed(needOuts(1)))
+      return failure();
+    const json::Array *ranks = kw ? kw->getArray("ranks") : nullptr;
+    SmallVector<int64_t> members;
+    if (ranks)
+      for (const json::Value &r : *ranks)
+        members.push_back(r.getAsInteger().value_or(-1));
+    // nnScaler writes the ranks of the first data-parallel replica into
+    // every replica's prims: shift them to this rank's replica.
+    if (!llvm::is_contained(members, p.rank) && planRanks > 0) {
+      int64_t shift = p.rank / planRanks * planRanks;
+      for (int64_t &m : members)
+        if (m >= 0 && m < planRanks)
+          m += shift;
+    }
+    llvm::sort(members);
+    int64_t idx = kw ? kw->getInteger("__collective_idx").value_or(-1) : -1;
+    auto pos = llvm::find(members, p.rank);
+    if (pos == members.end() || idx < 0 || idx >= (int64_t)members.size())
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ": chunk index " << idx << " of rank "
+                            << p.rank << " is not one of the "
+                            << members.size() << " chunks of its group";
+    int64_t dim = kw ? kw->getInteger("dim").value_or(0) : 0;
+    // A rank takes the chunk its node names; only where that is not its
+    // position in the group is the index written out.
+    define(p, outs[0],
+           ChunkOp::create(b, loc, outTy(0), *x, dim,
+                           idx == pos - members.begin()
+                               ? IntegerAttr()
+                               : b.getI64IntegerAttr(idx),
+                           ArrayAttr(), classGroups(p, members)));
+  } else if (op == "MovePrim") {
+    const json::Object *p2p = n.getObject("p2p");
+    std::optional<StringRef> role = p2p ? p2p->getString("role") : std::nullopt;
+    std::optional<int64_t> src = p2p ? p2p->getInteger("src") : std::nullopt;
+    std::optional<int64_t> dst = p2p ? p2p->getInteger("dst") : std::nullopt;
+    if (!role || !src || !dst || ins.size() != 1 || outs.size() != 1)
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ": MovePrim needs p2p {src, dst, role} and one "
+                               "input and output";
+    if (*role == "send") {
+      auto x = in(0);
+      if (failed(x))
+        return failure();
+      sendTo(*x, *dst);
+    } else if (*role == "recv") {
+      recvFrom(*src);
+    } else {
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ".p2p.role: expected 'send' or 'recv'";
+    }
+  } else if (op == "FW_nns_moe_gate" || op == "BW_nns_moe_gate") {
+    // DeepSeek-V3's router (nnScaler's gate_fw): FW [x, w] -> [weights,
+    // indices]; BW [d weights, x, w] -> [dx, dw]. Every kwarg is modeled or
+    // refused by name.
+    bool fw = op == "FW_nns_moe_gate";
+    if (failed(knownKwargs({"score_func", "bias", "n_groups", "topk_groups",
+                            "topk", "route_scale"})))
+      return failure();
+    if (kw && kw->get("bias") && !kw->get("bias")->getAsNull())
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ".kwargs.bias: a router score bias is not "
+                               "modeled (only bias = null); refusing";
+    std::optional<StringRef> sf = kw ? kw->getString("score_func")
+                                     : std::nullopt;
+    std::optional<int64_t> groups = kw ? kw->getInteger("n_groups")
+                                       : std::nullopt;
+    std::optional<int64_t> keep = kw ? kw->getInteger("topk_groups")
+                                     : std::nullopt;
+    std::optional<int64_t> k = kw ? kw->getInteger("topk") : std::nullopt;
+    std::optional<double> scale = kw ? kw->getNumber("route_scale")
+                                     : std::nullopt;
+    if (!sf || (*sf != "sigmoid" && *sf != "softmax") || !groups || !keep ||
+        !k || !scale)
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ".kwargs: the gate needs score_func "
+                               "('sigmoid' or 'softmax'), n_groups, "
+                               "topk_groups, topk and route_scale";
+    ScoreFunc f = *sf == "sigmoid" ? ScoreFunc::sigmoid : ScoreFunc::softmax;
+    if (fw) {
+      auto x = in(0), w = in(1);
+      if (failed(x) || failed(w) || failed(needOuts(2)))
+        return failure();
+      auto gate = MoEGateOp::create(b, loc, outTy(0), outTy(1), *x, *w, f, *k,
+                                    *groups, *keep, llvm::APFloat(*scale));
+      define(p, outs[0], gate.getWeights());
+      define(p, outs[1], gate.getIndices());
+    } else {
+      auto g = in(0), x = in(1), w = in(2);
+      if (failed(g) || failed(x) || failed(w) || failed(needOuts(2)))
+        return failure();
+      auto gate = MoEGateGradOp::create(b, loc, *x, *w, *g, f, *k, *groups,
+                                        *keep, llvm::APFloat(*scale));
+      define(p, outs[0], gate.getDinput());
+      define(p, outs[1], gate.getDweight());
+    }
+  } else if (op == "FW_nns_moe_gmm" || op == "BW_nns_moe_gmm") {
+    // nnScaler's nnscaler_moe_gmm: FW [x, indices, weights, w1, w3, w2] ->
+    // [y]; BW [dy, x, indices, weights, w1, w3, w2] -> [dx, d weights, dw1,
+    // dw3, dw2]. The local experts are [local_expert_start, _end).
+    bool fw = op == "FW_nns_moe_gmm";
+    if (failed(knownKwargs(
+            {"n_routed_experts", "local_expert_start", "local_expert_end"})))
+      return failure();
+    std::optional<int64_t> total = kw ? kw->getInteger("n_routed_experts")
+                                      : std::nullopt;
+    std::optional<int64_t> start = kw ? kw->getInteger("local_expert_start")
+                                      : std::nullopt;
+    std::optional<int64_t> end = kw ? kw->getInteger("local_expert_end")
+                                    : std::nullopt;
+    if (!total || !start || !end || *start < 0 || *end <= *start ||
+        *end > *total)
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ".kwargs: the expert matmul needs 0 <= "
+                               "local_expert_start < local_expert_end <= "
+                               "n_routed_experts";
+    unsigned base = fw ? 0 : 1;
+    SmallVector<Value> v;
+    for (unsigned i = 0; i < base + 6; ++i) {
+      auto x = in(i);
+      if (failed(x))
+        return failure();
+      v.push_back(*x);
+    }
+    int64_t local = cast<RankedTensorType>(v[base + 3].getType()).getDimSize(0);
+    if (local != *end - *start)
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ": the expert weights hold " << local
+                            << " experts, the kwargs name "
+                            << *end - *start << " (local_expert_start "
+                            << *start << ", local_expert_end " << *end << ")";
+    if (fw) {
+      if (failed(needOuts(1)))
+        return failure();
+      define(p, outs[0],
+             MoEGmmOp::create(b, loc, outTy(0), v[0], v[1], v[2], v[3], v[4],
+                              v[5], *start));
+    } else {
+      if (failed(needOuts(5)))
+        return failure();
+      auto gg = MoEGmmGradOp::create(b, loc, v[0], v[1], v[2], v[3], v[4],
+                                     v[5], v[6], *start);
+      for (unsigned i = 0; i < 5; ++i)
+        define(p, outs[i], gg->getResult(i));
+    }
+  } else if (op == "BroadcastPrim") {
+    // The source sends its tensor to every other rank of `kwargs.ranks`;
+    // each of them receives it (nnScaler broadcasts the loss this way to
+    // the first pipeline stage). Written as point-to-point, so a wrong
+    // source or member list is a dataflow error like a wrong MovePrim.
+    const json::Object *p2p = n.getObject("p2p");
+    std::optional<StringRef> role = p2p ? p2p->getString("role") : std::nullopt;
+    std::optional<int64_t> src = p2p ? p2p->getInteger("src") : std::nullopt;
+    const json::Array *ranks = kw ? kw->getArray("ranks") : nullptr;
+    if (!role || !src || !ranks || ins.size() != 1 || outs.size() != 1)
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ": BroadcastPrim needs p2p {src, role}, "
+                               "kwargs.ranks and one input and output";
+    SmallVector<int64_t> members;
+    for (const json::Value &r : *ranks) {
+      std::optional<int64_t> m = r.getAsInteger();
+      if (!m || *m < 0)
+        return emitError(loc) << "nnscaler import: at " << path
+                              << ".kwargs.ranks: expected rank numbers";
+      members.push_back(*m);
+    }
+    if (!llvm::is_contained(members, *src) ||
+        !llvm::is_contained(members, p.rank))
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ": broadcast source " << *src << " and rank "
+                            << p.rank << " must both be in kwargs.ranks";
+    if (*role == "send") {
+      if (*src != p.rank)
+        return emitError(loc) << "nnscaler import: at " << path
+                              << ": rank " << p.rank
+                              << " sends a broadcast whose source is " << *src;
+      auto x = in(0);
+      if (failed(x))
+        return failure();
+      llvm::sort(members);
+      for (int64_t dst : members)
+        if (dst != p.rank)
+          sendTo(*x, dst);
+    } else if (*role == "recv") {
+      recvFrom(*src);
+    } else {
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ".p2p.role: expected 'send' or 'recv'";
+    }
+  } else {
+    return emitError(loc) << "nnscaler import: at " << path
+                          << ": unknown operator '" << op << "' (irname '"
+                          << n.getString("irname").value_or("?")
+                          << "'); no semantics, refusing to skip it";
+  }
+  if (!ok)
+    return emitError(loc) << "nnscaler import: at " << path
+                          << ".kwargs.__consts: '" << op
+                          << "' needs a numeric constant";
+  if (failed(result))
+    return failure();
+  // Mark every op of this node with its micro-batch and its source node, so
+  // that diagnostics name the node even after the IR is printed.
+  auto mb = n.getInteger("mb");
+  StringAttr src = b.getStringAttr(nodeAttr(n));
+  auto first = before ? std::next(Block::iterator(before)) : p.block->begin();
+  for (Operation &o : llvm::make_range(first, p.block->end())) {
+    if (o.getLoc() != loc || isa<TagOp, OutputOp>(o))
+      continue;
+    // Gradient accumulation joins micro-batches and a weight reducer runs
+    // once per step, after them, although the files give both a micro-batch:
+    // they belong to none.
+    if (mb && p.rank >= 0 && !o.hasAttr("mb") && op != "CROSS_DP_WRED" &&
+        op != "LOCAL_GRAD_ACCUM")
+      o.setAttr("mb", b.getI64IntegerAttr(*mb));
+    o.setAttr("src", src);
+  }
+  return success();
+}
+
