@@ -29,6 +29,7 @@ static LogicalResult exportSmtLib(ModuleOp module, llvm::raw_ostream &os) {
            << "no tv.stage to export; run tv-opt --tv-stage-partition first";
   tv::StageOptions opts;
   opts.wantSmtLib = true;
+  opts.queryOnly = true;
   for (tv::StageOp stage : stages) {
     tv::StageResult r = tv::verifyStage(stage, opts);
     if (r.smtlib.empty())

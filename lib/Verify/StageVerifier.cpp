@@ -645,7 +645,7 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options) {
   // mismatch is reported, so this never turns a proof into a
   // counterexample. Small stages go to the solver first: its models are
   // simpler to read (zeros where the values do not matter).
-  if (!differing.empty() && b.extra.empty() &&
+  if (!differing.empty() && b.extra.empty() && !options.queryOnly &&
       terms.footprint() > options.replayFirstBytes) {
     std::mt19937_64 early(0x5eed);
     for (unsigned s = 0; s < options.replaySeeds; ++s) {
@@ -687,6 +687,8 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options) {
                         ": solver error: " + e.msg();
       return result;
     }
+    if (options.queryOnly)
+      return result;
   }
   if (differing.empty() && b.extra.empty()) {
     result.outcome = StageResult::Proven;

@@ -8,3 +8,11 @@
 // CHECK: ; tv stage @stage1_y
 // CHECK: (check-sat)
 // ERR: error: no tv.stage to export; run tv-opt --tv-stage-partition first
+
+// The export builds queries and never solves them: a plan with a wrong scale
+// exports every stage (the failing one included) and exits 0.
+// RUN: tv-opt %S/../Examples/Inputs/tp_mlp_wrong_scale.mlir --tv-ssa-canonicalize --tv-stage-partition --tv-shape-reduce | tv-translate --export-smtlib | FileCheck %s --check-prefix=BUGGY
+// BUGGY: ; tv stage @stage0_h
+// BUGGY: (check-sat)
+// BUGGY: ; tv stage @stage4_dh
+// BUGGY: (check-sat)

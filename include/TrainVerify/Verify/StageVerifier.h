@@ -14,6 +14,9 @@ struct StageOptions {
   /// Also produce the solver query as SMT-LIB 2 (even when normalization
   /// proves the stage, the query is what a solver would have been asked).
   bool wantSmtLib = false;
+  /// Build the query and stop: nothing is replayed or solved
+  /// (--export-smtlib). The outcome is then Unknown, `smtlib` the query.
+  bool queryOnly = false;
   /// Random points tried when a solver model does not replay.
   unsigned replaySeeds = 8;
   /// Stages with more tensor elements than this are not executed
