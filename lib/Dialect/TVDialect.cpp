@@ -227,5 +227,25 @@ void LineageAttr::walkRefs(function_ref<void(size_t, PlanRefView)> fn) const {
   });
 }
 
+/// The reduction kind of `tv.all_reduce` as a bare keyword (`sum`).
+static ParseResult parseReduceKindKeyword(OpAsmParser &parser,
+                                          ReduceKindAttr &kind) {
+  StringRef word;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&word))
+    return failure();
+  std::optional<ReduceKind> k = symbolizeReduceKind(word);
+  if (!k)
+    return parser.emitError(loc) << "expected a reduction kind (sum, avg or "
+                                    "max), got '"
+                                 << word << "'";
+  kind = ReduceKindAttr::get(parser.getContext(), *k);
+  return success();
+}
+static void printReduceKindKeyword(OpAsmPrinter &printer, Operation *,
+                                   ReduceKindAttr kind) {
+  printer << stringifyReduceKind(kind.getValue());
+}
+
 #define GET_OP_CLASSES
 #include "TrainVerify/Dialect/TVOps.cpp.inc"

@@ -357,8 +357,7 @@ tv.mesh @m axes ["tp"] sizes [2]
 tv.plan @p mesh @m micro_batches 1 {
   tv.rank_program [0, 1] {
     %x = tv.input "x" : tensor<4x8xf32>
-    // expected-error @+2 {{expected ::mlir::tv::ReduceKind to be one of: sum, avg, max}}
-    // expected-error @+1 {{failed to parse TV_ReduceKindAttr parameter}}
+    // expected-error @+1 {{expected a reduction kind (sum, avg or max), got 'prod'}}
     %0 = tv.all_reduce prod %x {axes = ["tp"]} : tensor<4x8xf32> -> tensor<4x8xf32>
   }
 }

@@ -36,7 +36,10 @@ def TV_AllReduceOp : TV_CollectiveOp<"all_reduce",
     (ins TV_ReduceKindAttr:$kind),
     "Every member receives the reduction (sum, avg or max) of all inputs."> {
   let summary = "All-reduce over a group";
-  let assemblyFormat = "$kind $input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    custom<ReduceKindKeyword>($kind) $input attr-dict `:` type($input) `->`
+    type($result)
+  }];
 }
 
 def TV_AllGatherOp : TV_CollectiveOp<"all_gather",
