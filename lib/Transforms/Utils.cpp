@@ -1,6 +1,12 @@
 //===- Utils.cpp - helpers shared by the tv passes ------------------------===//
 #include "TrainVerify/Transforms/Utils.h"
 
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cstring>
+#include <dlfcn.h>
+
 #include "llvm/ADT/StringMap.h"
 #include <mutex>
 
@@ -15,6 +21,30 @@ std::vector<char *> mlir::tv::withQuietOpDiagnostics(int argc, char **argv) {
   static char quiet[] = "--mlir-print-op-on-diagnostic=false";
   args.insert(args.begin() + 1, quiet);
   return args;
+}
+
+void mlir::tv::setUpToolOptions(StringRef tool) {
+  static std::string name = tool.str();
+  llvm::cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << name << " (tv, the training-plan verifier) built with LLVM/MLIR "
+       << LLVM_VERSION_STRING << "\n";
+  });
+  // Options whose storage lives in another shared object than this tool's
+  // code come from libLLVM (its targets' code-generation flags): hidden,
+  // but for the generic ones a user needs.
+  Dl_info self;
+  if (!dladdr((void *)&setUpToolOptions, &self) || !self.dli_fname)
+    return;
+  static const char *keep[] = {"help", "help-hidden", "help-list",
+                               "help-list-hidden", "version", "color"};
+  for (auto &entry : llvm::cl::getRegisteredOptions()) {
+    if (llvm::is_contained(keep, entry.first))
+      continue;
+    Dl_info info;
+    if (dladdr((void *)entry.second, &info) && info.dli_fname &&
+        std::strcmp(info.dli_fname, self.dli_fname) != 0)
+      entry.second->setHiddenFlag(llvm::cl::ReallyHidden);
+  }
 }
 
 std::chrono::steady_clock::time_point &mlir::tv::toolStartTime() {

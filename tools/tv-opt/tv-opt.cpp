@@ -12,6 +12,7 @@ int main(int argc, char **argv) {
   mlir::tv::registerTVPipelines();
   mlir::DialectRegistry registry;
   registry.insert<mlir::tv::TVDialect>();
+  mlir::tv::setUpToolOptions("tv-opt");
   std::vector<char *> args = mlir::tv::withQuietOpDiagnostics(argc, argv);
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       (int)args.size(), args.data(), "tv training-plan verifier\n", registry));

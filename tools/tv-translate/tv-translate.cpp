@@ -7,6 +7,7 @@
 
 int main(int argc, char **argv) {
   mlir::tv::registerTVTranslations();
+  mlir::tv::setUpToolOptions("tv-translate");
   std::vector<char *> args = mlir::tv::withQuietOpDiagnostics(argc, argv);
   return mlir::failed(mlir::mlirTranslateMain(
       (int)args.size(), args.data(), "tv importers and exporters\n"));

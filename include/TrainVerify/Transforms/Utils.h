@@ -5,6 +5,7 @@
 #include "TrainVerify/Dialect/TVOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include "llvm/ADT/StringRef.h"
 #include <chrono>
 #include <vector>
 
@@ -17,6 +18,11 @@ LogicalResult ssaCanonicalize(ModuleOp module);
 /// unless the user chose: a verifier's diagnostic names its ops and values,
 /// and printing the whole enclosing op after it only buries the message.
 std::vector<char *> withQuietOpDiagnostics(int argc, char **argv);
+
+/// Driver set-up shared by tv-opt and tv-translate: `--version` names tv,
+/// and `--help` hides the options of the shared LLVM library (code
+/// generators for every target) that no tv tool reads.
+void setUpToolOptions(llvm::StringRef tool);
 
 /// When the tool started (set by the drivers; used to report parse time).
 std::chrono::steady_clock::time_point &toolStartTime();
