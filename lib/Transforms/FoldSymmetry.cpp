@@ -30,45 +30,23 @@ struct FoldSymmetryPass
           << "no tv.stage to fold; run --tv-stage-partition first";
       return signalPassFailure();
     }
+    SmallVector<std::string> order(axes.begin(), axes.end());
     bool ok = true;
     for (StageOp stage : stages) {
-      PlanOp plan = stage.getPlan();
-      MeshOp mesh = plan ? plan.getMeshOp() : MeshOp();
-      if (!mesh)
-        continue; // the stage verifier reports it
-      SmallVector<std::string> order(axes.begin(), axes.end());
-      if (order.empty())
-        for (Attribute a : mesh.getAxes())
-          order.push_back(cast<StringAttr>(a).getValue().str());
-      mergeIdenticalRankPrograms(stage);
-      int64_t coordinates = 1;
-      for (const std::string &axis : order) {
-        int64_t idx = mesh.getAxisIndex(axis);
-        if (idx < 0) {
-          stage.emitError() << "cannot fold along '" << axis
-                            << "': not an axis of mesh @"
-                            << mesh.getSymName();
-          ok = false;
-          break;
-        }
-        std::string why;
-        if (foldStageAlongAxis(stage, axis, &why))
-          coordinates *= mesh.getSizes()[idx];
-        else if (explain && mesh.getSizes()[idx] > 1)
-          stage.emitRemark() << "not folded along '" << axis << "': " << why;
+      FailureOr<StageFold> f = foldStage(
+          stage, order, microBatches, [&](const Twine &why) {
+            if (explain)
+              stage.emitRemark() << why;
+          });
+      if (failed(f)) {
+        ok = false;
+        continue;
       }
-      if (ok && microBatches && plan.getMicroBatches() > 1) {
-        std::string why;
-        if (foldStageMicroBatches(stage, &why)) {
-          ++numLaneFolded;
-          coordinates *= plan.getMicroBatches();
-        } else if (explain) {
-          stage.emitRemark() << "micro-batches not folded: " << why;
-        }
-      }
-      if (coordinates > 1) {
+      if (f->microBatches)
+        ++numLaneFolded;
+      if (f->coordinates > 1) {
         ++numFolded;
-        numCoordinates += coordinates - 1;
+        numCoordinates += f->coordinates - 1;
       }
     }
     if (!ok)

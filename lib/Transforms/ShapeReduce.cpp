@@ -11,6 +11,7 @@
 #include "TrainVerify/Transforms/Utils.h"
 #include "TrainVerify/Verify/ShapeProgram.h"
 #include "TrainVerify/Verify/StageVerifier.h"
+#include "TrainVerify/Verify/Symmetry.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -63,6 +64,10 @@ struct ShapeReducePass : public tv::impl::TVShapeReduceBase<ShapeReducePass> {
     bool ok = true;
     llvm::StringMap<StageOp> solved;
     for (StageOp stage : stages) {
+      if (fold && failed(foldStage(stage, {}, /*microBatches=*/true))) {
+        ok = false;
+        continue;
+      }
       std::string key = canonicalStageKey(stage);
       auto it = solved.find(key);
       if (it != solved.end()) {

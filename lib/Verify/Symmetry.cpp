@@ -1393,3 +1393,41 @@ bool mlir::tv::foldStageMicroBatches(StageOp stage, std::string *whyNot) {
   folder.rewrite();
   return true;
 }
+
+FailureOr<StageFold>
+mlir::tv::foldStage(StageOp stage, ArrayRef<std::string> axes,
+                    bool microBatches,
+                    function_ref<void(const Twine &)> explain) {
+  StageFold result;
+  PlanOp plan = stage.getPlan();
+  MeshOp mesh = plan ? plan.getMeshOp() : MeshOp();
+  if (!mesh)
+    return result; // the stage verifier reports it
+  SmallVector<std::string> order(axes.begin(), axes.end());
+  if (order.empty())
+    for (Attribute a : mesh.getAxes())
+      order.push_back(cast<StringAttr>(a).getValue().str());
+  mergeIdenticalRankPrograms(stage);
+  for (const std::string &axis : order) {
+    int64_t idx = mesh.getAxisIndex(axis);
+    if (idx < 0)
+      return stage.emitError() << "cannot fold along '" << axis
+                               << "': not an axis of mesh @"
+                               << mesh.getSymName();
+    std::string why;
+    if (foldStageAlongAxis(stage, axis, &why))
+      result.coordinates *= mesh.getSizes()[idx];
+    else if (explain && mesh.getSizes()[idx] > 1)
+      explain("not folded along '" + axis + "': " + why);
+  }
+  if (microBatches && plan.getMicroBatches() > 1) {
+    std::string why;
+    if (foldStageMicroBatches(stage, &why)) {
+      result.microBatches = true;
+      result.coordinates *= plan.getMicroBatches();
+    } else if (explain) {
+      explain("micro-batches not folded: " + why);
+    }
+  }
+  return result;
+}

@@ -1,6 +1,14 @@
-// RUN: tv-opt %S/../Verify/Inputs/tp_mlp_tagged.mlir --tv-stage-partition --tv-shape-reduce | FileCheck %s
+// RUN: tv-opt %S/../Verify/Inputs/tp_mlp_tagged.mlir --tv-stage-partition --tv-shape-reduce="fold=false" | FileCheck %s
 // Reduced stages are valid input for the verifier on their own.
-// RUN: tv-opt %S/../Verify/Inputs/tp_mlp_tagged.mlir --tv-stage-partition --tv-shape-reduce | tv-opt --tv-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=PROVEN
+// RUN: tv-opt %S/../Verify/Inputs/tp_mlp_tagged.mlir --tv-stage-partition --tv-shape-reduce="fold=false" | tv-opt --tv-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=PROVEN
+// By default the stages are folded by symmetry first (the tensor-parallel
+// ranks of this MLP run one program on translated shards): the README's
+// three-pass command proves one rank per stage, as the pipeline does.
+// RUN: tv-opt %S/../Verify/Inputs/tp_mlp_tagged.mlir --tv-stage-partition --tv-shape-reduce | FileCheck %s --check-prefix=FOLDED
+// RUN: tv-opt %S/../Verify/Inputs/tp_mlp_tagged.mlir --tv-stage-partition --tv-shape-reduce --tv-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=FOLDED-PROVEN
+// FOLDED-LABEL: tv.stage @stage0_a assumes [#tv.lineage<"x"[0:2, 0:2] = ["x":0]>, #tv.lineage<"w1"[0:2, 0:2] = ["w1":0]>] guarantees [#tv.lineage<"a"[0:2, 0:2] = ["a":0]>]
+// FOLDED:         tv.plan @plan mesh @mesh micro_batches 1 folded ["tp"]
+// FOLDED-PROVEN: tv-verify: proven ({{[0-9]+}} stages: {{.*}}; {{[0-9]+}} folded by symmetry;
 
 // Every dimension keeps two elements (so index-relating ops stay
 // distinguishable); the sharded dimension (16 = 2 shards of 8) keeps its two

@@ -96,6 +96,12 @@ def TVShapeReduce : Pass<"tv-shape-reduce", "::mlir::ModuleOp"> {
   let options = [
     Option<"timeoutMs", "timeout-ms", "unsigned", "10000",
            "Z3 optimize timeout per stage in milliseconds">,
+    Option<"fold", "fold", "bool", "true",
+           "First fold each stage by symmetry along every mesh axis and over "
+           "the micro-batches, as far as it is sound (what --tv-fold-symmetry "
+           "does; folding a folded stage changes nothing), so that "
+           "`--tv-stage-partition --tv-shape-reduce --tv-verify` is as fast as "
+           "the pipeline; fold=false reduces the stages as partitioned">,
   ];
 }
 

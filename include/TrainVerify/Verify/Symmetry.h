@@ -34,6 +34,23 @@ bool foldStageAlongAxis(StageOp stage, llvm::StringRef axis,
 /// untouched and says why in `whyNot`.
 bool foldStageMicroBatches(StageOp stage, std::string *whyNot = nullptr);
 
+/// What folding one stage did.
+struct StageFold {
+  /// Coordinates (ranks times micro-batches) the stage's proof now covers
+  /// beyond its own: 1 if nothing was folded.
+  int64_t coordinates = 1;
+  bool microBatches = false;
+};
+
+/// Folds `stage` along each of `axes` (every mesh axis when empty), then to
+/// micro-batch 0 if `microBatches`, each as far as it is sound (what
+/// --tv-fold-symmetry does per stage; folding a folded stage again changes
+/// nothing). `explain`, if given, hears why a fold was not taken. Fails
+/// only on an axis that is not the mesh's, with a diagnostic.
+FailureOr<StageFold>
+foldStage(StageOp stage, llvm::ArrayRef<std::string> axes, bool microBatches,
+          llvm::function_ref<void(const llvm::Twine &)> explain = {});
+
 /// Merges the rank programs of a stage's plan whose bodies are identical
 /// (ranks that run the same slice of code: a rank split out by a change in
 /// another stage runs the same code here). Returns the number of programs
