@@ -71,6 +71,7 @@ void InterpretPass::runOnOperation() {
   if (temp)
     temp.erase();
   if (failures) {
+    toolVerdict() = Verdict::Wrong;
     llvm::errs() << "tv-interpret: " << failures << " stage(s) fail on seed "
                  << seed << "\n";
     return signalPassFailure();

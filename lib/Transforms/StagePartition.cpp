@@ -168,8 +168,10 @@ LogicalResult Partitioner::collect() {
     lineages[name].push_back(attr);
   }
   auto sched = PlanSchedule::build(plan, /*localSteps=*/false);
-  if (failed(sched))
+  if (failed(sched)) {
+    toolVerdict() = Verdict::Wrong; // deadlock or mismatched collectives
     return failure();
+  }
   schedule = std::move(*sched);
   for (auto prog : plan.getBody().front().getOps<RankProgramOp>())
     progNames[prog].build(prog.getBody().front());
@@ -274,6 +276,7 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
              << rv.first;
     if (prod == producer.end() && isa<InputOp>(def)) {
       auto in = cast<InputOp>(def);
+      toolVerdict() = Verdict::Wrong;
       InFlightDiagnostic diag = in.emitError();
       diag << "unreachable lineage: spec tensor '" << target
            << "' is computed on the plan from plan input '" << in.getName()

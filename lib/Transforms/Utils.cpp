@@ -47,6 +47,25 @@ void mlir::tv::setUpToolOptions(StringRef tool) {
   }
 }
 
+Verdict &mlir::tv::toolVerdict() {
+  static Verdict v = Verdict::None;
+  return v;
+}
+
+int mlir::tv::exitStatus(LogicalResult result) {
+  if (succeeded(result))
+    return 0;
+  switch (toolVerdict()) {
+  case Verdict::Wrong:
+    return 1;
+  case Verdict::Unknown:
+    return 2;
+  case Verdict::None:
+    break;
+  }
+  return 3;
+}
+
 std::chrono::steady_clock::time_point &mlir::tv::toolStartTime() {
   static std::chrono::steady_clock::time_point start =
       std::chrono::steady_clock::now();

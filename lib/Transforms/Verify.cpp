@@ -224,12 +224,14 @@ void VerifyPass::runOnOperation() {
                  << " stage(s)\n";
     writeStats("counterexample", n, proven, failed, unknown, byNorm, bySolver,
                memoHits, secs);
+    toolVerdict() = Verdict::Wrong;
     return signalPassFailure();
   }
   if (unknown) {
     llvm::errs() << "tv-verify: unknown in " << unknown << " stage(s)\n";
     writeStats("unknown", n, proven, failed, unknown, byNorm, bySolver,
                memoHits, secs);
+    toolVerdict() = Verdict::Unknown;
     return signalPassFailure();
   }
   llvm::errs() << "tv-verify: proven (" << n << " stages: " << byNorm

@@ -14,6 +14,6 @@ int main(int argc, char **argv) {
   registry.insert<mlir::tv::TVDialect>();
   mlir::tv::setUpToolOptions("tv-opt");
   std::vector<char *> args = mlir::tv::withQuietOpDiagnostics(argc, argv);
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
+  return mlir::tv::exitStatus(mlir::MlirOptMain(
       (int)args.size(), args.data(), "tv training-plan verifier\n", registry));
 }

@@ -9,6 +9,6 @@ int main(int argc, char **argv) {
   mlir::tv::registerTVTranslations();
   mlir::tv::setUpToolOptions("tv-translate");
   std::vector<char *> args = mlir::tv::withQuietOpDiagnostics(argc, argv);
-  return mlir::failed(mlir::mlirTranslateMain(
+  return mlir::tv::exitStatus(mlir::mlirTranslateMain(
       (int)args.size(), args.data(), "tv importers and exporters\n"));
 }

@@ -24,6 +24,16 @@ std::vector<char *> withQuietOpDiagnostics(int argc, char **argv);
 /// generators for every target) that no tv tool reads.
 void setUpToolOptions(llvm::StringRef tool);
 
+/// What a tool run established about the plan; the drivers turn it into
+/// the exit status (docs/guide.md, "Exit status"): 0 proven, 1 the plan is
+/// wrong (a counterexample, or a deadlock, mismatched collective or
+/// unreachable lineage found while partitioning), 2 unknown, 3 anything
+/// else (input, usage, an error inside a stage).
+enum class Verdict { None, Wrong, Unknown };
+Verdict &toolVerdict();
+/// The exit status of a driver whose main work returned `result`.
+int exitStatus(LogicalResult result);
+
 /// When the tool started (set by the drivers; used to report parse time).
 std::chrono::steady_clock::time_point &toolStartTime();
 
