@@ -26,9 +26,9 @@ struct VerifyPipelineOptions
   Option<std::string> smtlibDir{
       *this, "smtlib-dir",
       llvm::cl::desc("Write each stage's query as SMT-LIB 2 here")};
-  Option<int> onlyStage{*this, "only-stage",
-                        llvm::cl::desc("Verify only this stage"),
-                        llvm::cl::init(-1)};
+  Option<std::string> onlyStage{
+      *this, "only-stage",
+      llvm::cl::desc("Verify only this stage, by index or name")};
   Option<bool> fold{
       *this, "fold",
       llvm::cl::desc("Fold stages along symmetric mesh axes "
@@ -48,7 +48,9 @@ void mlir::tv::buildVerifyPipeline(OpPassManager &pm,
   pm.addPass(createTVStagePartition());
   if (fold)
     pm.addPass(createTVFoldSymmetry());
-  pm.addPass(createTVShapeReduce());
+  TVShapeReduceOptions reduce;
+  reduce.fold = fold;
+  pm.addPass(createTVShapeReduce(reduce));
   pm.addPass(createTVVerify(options));
 }
 

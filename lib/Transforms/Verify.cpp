@@ -104,13 +104,31 @@ void VerifyPass::runOnOperation() {
     writeStats("error", 0, 0, 0, 0, 0, 0, 0, 0);
     return signalPassFailure();
   }
-  if (onlyStage >= 0) {
-    if (onlyStage >= (int)stages.size()) {
-      module.emitError() << "only-stage=" << onlyStage << " but the module has "
-                         << stages.size() << " stages";
-      return signalPassFailure();
+  size_t allStages = stages.size();
+  if (!onlyStage.empty()) {
+    StringRef want = StringRef(onlyStage).ltrim('@');
+    unsigned index;
+    StageOp chosen;
+    if (!want.getAsInteger(10, index)) {
+      if (index >= stages.size()) {
+        module.emitError() << "only-stage=" << onlyStage
+                           << " but the module has " << stages.size()
+                           << " stages (indices 0 to " << stages.size() - 1
+                           << ")";
+        return signalPassFailure();
+      }
+      chosen = stages[index];
+    } else {
+      for (StageOp s : stages)
+        if (s.getSymName() == want)
+          chosen = s;
+      if (!chosen) {
+        module.emitError() << "only-stage=" << onlyStage
+                           << ": the module has no stage named @" << want;
+        return signalPassFailure();
+      }
     }
-    stages = {stages[onlyStage]};
+    stages = {chosen};
   }
   if (!smtlibDir.empty()) {
     if (std::error_code ec = llvm::sys::fs::create_directories(smtlibDir)) {
@@ -234,8 +252,14 @@ void VerifyPass::runOnOperation() {
     toolVerdict() = Verdict::Unknown;
     return signalPassFailure();
   }
-  llvm::errs() << "tv-verify: proven (" << n << " stages: " << byNorm
-               << " by normalization, " << bySolver << " by solver; ";
+  if (!onlyStage.empty())
+    llvm::errs() << "tv-verify: proven (stage @"
+                 << stages.front().getSymName() << " only; "
+                 << allStages - 1 << " other stage(s) not verified; ";
+  else
+    llvm::errs() << "tv-verify: proven (" << n << " stages: ";
+  llvm::errs() << byNorm << " by normalization, " << bySolver
+               << " by solver; ";
   if (size_t f = foldedStages(module).first)
     llvm::errs() << f << " folded by symmetry; ";
   llvm::errs() << llvm::format("%.2f", secs) << " s)\n";

@@ -126,8 +126,9 @@ def TVVerify : Pass<"tv-verify", "::mlir::ModuleOp"> {
            "Write run statistics as JSON to this file">,
     Option<"smtlibDir", "smtlib-dir", "std::string", "\"\"",
            "Write each stage's solver query as SMT-LIB 2 into this directory">,
-    Option<"onlyStage", "only-stage", "int", "-1",
-           "Verify only the stage with this index">,
+    Option<"onlyStage", "only-stage", "std::string", "\"\"",
+           "Verify only this stage, by index (3) or by name (stage3_y or "
+           "@stage3_y); the verdict then covers that stage alone">,
     Option<"dropStages", "drop-stages", "bool", "false",
            "Erase the proven stages (the verdict is the result); "
            "--tv-verify-pipeline does unless keep-stages is set">,
