@@ -89,13 +89,22 @@ private:
 
   std::optional<json::Value> parseSpan(jsonscan::Span span,
                                        const std::string &path);
+  /// The file location of a byte offset (line and column, 1-based), or
+  /// unknown on a line too long to quote in a diagnostic.
+  Location locationAt(size_t offset);
+  /// The element spans of the node list at `list` (empty if it is not one).
+  std::vector<jsonscan::Span> nodeSpans(jsonscan::Span list);
   std::string signature(const json::Array &nodes, int64_t rank);
   ArrayAttr classGroups(const Prog &p, ArrayRef<int64_t> members);
 
   MLIRContext *ctx;
   std::string file;
   StringRef buffer;
+  std::vector<size_t> lineStarts; // byte offset of each line, built lazily
   Location fileLoc;
+  /// Where the node being translated is in the file (unknown if it cannot
+  /// be quoted); its label names it either way.
+  Location nodeFileLoc = fileLoc;
   OpBuilder b;
   ModuleOp module;
   GraphInfo gs, gp;

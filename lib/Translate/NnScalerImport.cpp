@@ -346,6 +346,39 @@ ArrayAttr Importer::classGroups(const Prog &p, ArrayRef<int64_t> members) {
   return b.getArrayAttr(attrs);
 }
 
+Location Importer::locationAt(size_t offset) {
+  if (lineStarts.empty()) {
+    lineStarts.push_back(0);
+    for (size_t i = 0; i < buffer.size(); ++i)
+      if (buffer[i] == '\n')
+        lineStarts.push_back(i + 1);
+  }
+  auto it = std::upper_bound(lineStarts.begin(), lineStarts.end(), offset);
+  size_t line = it - lineStarts.begin();
+  size_t col = offset - lineStarts[line - 1] + 1;
+  // Diagnostics quote the line: on a file written as one long line (as
+  // the reference's exporter writes them) the node is named by its label
+  // alone, and the JSON path in the message says where it is.
+  size_t end = line < lineStarts.size() ? lineStarts[line] : buffer.size();
+  if (end - lineStarts[line - 1] > 400)
+    return UnknownLoc::get(ctx);
+  return FileLineColLoc::get(ctx, file, line, col);
+}
+
+std::vector<jsonscan::Span> Importer::nodeSpans(jsonscan::Span list) {
+  std::vector<jsonscan::Span> spans;
+  std::string err;
+  if (!jsonscan::elements(
+          buffer, list,
+          [&](size_t, jsonscan::Span v) {
+            spans.push_back(v);
+            return true;
+          },
+          err))
+    spans.clear();
+  return spans;
+}
+
 /// Nesting deeper than this is refused before llvm::json (which recurses)
 /// reads it; the format nests 7 levels.
 static constexpr unsigned kMaxJsonDepth = 64;
@@ -656,9 +689,30 @@ OwningOpRef<ModuleOp> Importer::run() {
   sp.block = new Block();
   spec.getBody().push_back(sp.block);
   sp.rank = -1;
+  // Node locations: the spec's node list inside Gs.ranks."0".
+  std::vector<jsonscan::Span> specSpans;
+  {
+    std::map<std::string, Span> gsTop, gsRanks;
+    std::string ignored;
+    auto collect = [&](Span obj, std::map<std::string, Span> &into) {
+      return jsonscan::members(
+          buffer, obj,
+          [&](StringRef key, Span v) {
+            into[key.str()] = v;
+            return true;
+          },
+          ignored);
+    };
+    if (collect(top["Gs"], gsTop) && gsTop.count("ranks") &&
+        collect(gsTop["ranks"], gsRanks) && gsRanks.count("0"))
+      specSpans = nodeSpans(gsRanks["0"]);
+  }
   for (auto [i, nv] : llvm::enumerate(*specNodes)) {
     const json::Object *node = nv.getAsObject();
     std::string path = "$.Gs.ranks.0[" + std::to_string(i) + "]";
+    nodeFileLoc = i < specSpans.size()
+                      ? locationAt(specSpans[i].begin)
+                      : UnknownLoc::get(ctx);
     if (!node) {
       error(path) << "expected a node object";
       return {};
@@ -689,9 +743,12 @@ OwningOpRef<ModuleOp> Importer::run() {
     prog.getBody().push_back(pr.block);
     pr.rank = r;
     pr.ranks = ranks;
+    std::vector<jsonscan::Span> spans = nodeSpans(rankSpans[r]);
     for (auto [i, nv] : llvm::enumerate(*nodes->getAsArray())) {
       const json::Object *node = nv.getAsObject();
       std::string npath = path + "[" + std::to_string(i) + "]";
+      nodeFileLoc =
+          i < spans.size() ? locationAt(spans[i].begin) : UnknownLoc::get(ctx);
       if (!node) {
         error(npath) << "expected a node object";
         return {};

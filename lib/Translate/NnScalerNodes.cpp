@@ -130,7 +130,8 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
                                  const json::Object &n,
                                  const std::string &path) {
   std::string op = opName(n);
-  Location loc = NameLoc::get(StringAttr::get(ctx, nodeLabel(n, p.rank)));
+  Location loc =
+      NameLoc::get(StringAttr::get(ctx, nodeLabel(n, p.rank)), nodeFileLoc);
   const json::Array *inArr = n.getArray("in"), *outArr = n.getArray("out");
   if (!inArr || !outArr)
     return emitError(loc) << "nnscaler import: at " << path
