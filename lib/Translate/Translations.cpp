@@ -39,6 +39,15 @@ static LogicalResult exportSmtLib(ModuleOp module, llvm::raw_ostream &os) {
   return success();
 }
 
+llvm::ArrayRef<llvm::StringRef> mlir::tv::tvTranslationNames() {
+  // Keep in step with the registrations below (test/Tools/help_version.test
+  // checks that --help lists each).
+  static const llvm::StringRef names[] = {
+      "import-nnscaler-json", "import-json-plan",  "import-model-config",
+      "export-json-plan",     "export-smtlib",     "export-plan-summary"};
+  return names;
+}
+
 void mlir::tv::registerTVTranslations() {
   static TranslateFromMLIRRegistration summary(
       "export-plan-summary", "JSON summary of a tv module",
