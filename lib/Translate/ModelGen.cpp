@@ -1687,6 +1687,21 @@ LogicalResult parseParallel(StringRef text, ParCfg &p, std::string &err) {
 } // namespace
 
 namespace mlir::tv {
+LogicalResult refuseModelConfigOptions(Location loc, StringRef translation) {
+  // Only --import-model-config reads these: given with another
+  // translation they would be ignored without a word.
+  for (const llvm::cl::Option *o :
+       std::initializer_list<const llvm::cl::Option *>{
+           &clParallel, &clLayers, &clSeq, &clMicroBatchSize, &clTracedNorm,
+           &clSp, &clEp, &clZero})
+    if (o->getNumOccurrences())
+      return emitError(loc) << "--" << o->ArgStr
+                            << " applies to --import-model-config only, not "
+                               "to --"
+                            << translation;
+  return success();
+}
+
 OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
                                           MLIRContext *ctx) {
   ctx->loadDialect<TVDialect>();
@@ -1706,6 +1721,9 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
   ParCfg pc;
   if (failed(parseParallel(clParallel, pc, err)))
     return fail(err);
+  if (clLayers.getNumOccurrences() && clLayers < 1)
+    return fail("--layers must be at least 1 (omit it for all " +
+                Twine(mc.L) + " layers)");
   int64_t layers = clLayers < 0 ? mc.L : (int64_t)clLayers;
   int64_t seq = clSeq, mbs = clMicroBatchSize;
   auto check = [&](bool ok, const Twine &msg) {

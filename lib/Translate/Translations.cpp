@@ -10,6 +10,7 @@
 using namespace mlir;
 
 namespace mlir::tv {
+LogicalResult refuseModelConfigOptions(Location loc, StringRef translation);
 LogicalResult exportPlanSummary(ModuleOp module, llvm::raw_ostream &os);
 OwningOpRef<Operation *> importNnScalerJson(llvm::SourceMgr &sourceMgr,
                                            MLIRContext *ctx);
@@ -48,10 +49,21 @@ llvm::ArrayRef<llvm::StringRef> mlir::tv::tvTranslationNames() {
   return names;
 }
 
+/// The input file, for diagnostics about the whole command.
+static Location inputLoc(llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
+  return FileLineColLoc::get(
+      ctx,
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
+          ->getBufferIdentifier(),
+      0, 0);
+}
+
 void mlir::tv::registerTVTranslations() {
   static TranslateFromMLIRRegistration summary(
       "export-plan-summary", "JSON summary of a tv module",
       [](Operation *op, llvm::raw_ostream &os) {
+        if (failed(refuseModelConfigOptions(op->getLoc(), "export-plan-summary")))
+          return failure();
         return exportPlanSummary(cast<ModuleOp>(op), os);
       },
       [](DialectRegistry &registry) { registry.insert<tv::TVDialect>(); });
@@ -59,11 +71,17 @@ void mlir::tv::registerTVTranslations() {
       "import-nnscaler-json",
       "nnScaler execution plan (verdict-plan-json/1) to a tv module",
       [](llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
+        if (failed(refuseModelConfigOptions(inputLoc(sourceMgr, ctx),
+                                            "import-nnscaler-json")))
+          return OwningOpRef<Operation *>();
         return importNnScalerJson(sourceMgr, ctx);
       });
   static TranslateToMLIRRegistration jsonIn(
       "import-json-plan", "tv JSON plan interchange (docs/json-plan.md)",
       [](llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
+        if (failed(refuseModelConfigOptions(inputLoc(sourceMgr, ctx),
+                                            "import-json-plan")))
+          return OwningOpRef<Operation *>();
         return importJsonPlan(sourceMgr, ctx);
       });
   static TranslateToMLIRRegistration modelConfig(
@@ -76,12 +94,16 @@ void mlir::tv::registerTVTranslations() {
   static TranslateFromMLIRRegistration jsonOut(
       "export-json-plan", "tv module to the JSON plan interchange",
       [](Operation *op, llvm::raw_ostream &os) {
+        if (failed(refuseModelConfigOptions(op->getLoc(), "export-json-plan")))
+          return failure();
         return exportJsonPlan(cast<ModuleOp>(op), os);
       },
       [](DialectRegistry &registry) { registry.insert<tv::TVDialect>(); });
   static TranslateFromMLIRRegistration smtlib(
       "export-smtlib", "SMT-LIB 2 query of every stage of a partitioned module",
       [](Operation *op, llvm::raw_ostream &os) {
+        if (failed(refuseModelConfigOptions(op->getLoc(), "export-smtlib")))
+          return failure();
         return exportSmtLib(cast<ModuleOp>(op), os);
       },
       [](DialectRegistry &registry) { registry.insert<tv::TVDialect>(); });
