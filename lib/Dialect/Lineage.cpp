@@ -9,9 +9,13 @@ using namespace mlir;
 using namespace mlir::tv;
 
 int64_t Box::volume() const {
+  // Saturates instead of overflowing: absurd boxes compare as huge.
   int64_t v = 1;
-  for (unsigned i = 0; i < rank(); ++i)
-    v *= std::max<int64_t>(0, upper[i] - lower[i]);
+  for (unsigned i = 0; i < rank(); ++i) {
+    int64_t extent = std::max<int64_t>(0, upper[i] - lower[i]);
+    if (__builtin_mul_overflow(v, extent, &v))
+      return INT64_MAX;
+  }
   return v;
 }
 

@@ -1550,6 +1550,13 @@ LogicalResult parseModel(const json::Object &o, ModelCfg &c,
       err = "key '" + key.str() + "' must be a positive integer";
       return false;
     }
+    // Real models stay far below 2^31 in every size; beyond, element counts
+    // of the generated tensors overflow.
+    if (*i > (int64_t(1) << 31)) {
+      err = "key '" + key.str() + "' is " + std::to_string(*i) +
+            ", above the 2^31 that tv accepts for a model size";
+      return false;
+    }
     dst = *i;
     return true;
   };
