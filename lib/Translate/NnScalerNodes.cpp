@@ -137,20 +137,19 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
     return emitError(loc) << "nnscaler import: at " << path
                           << ": node needs 'in' and 'out' lists";
   SmallVector<TRef> ins, outs;
-  for (auto [i, v] : llvm::enumerate(*inArr)) {
-    TRef t;
-    if (!parseTRef(&v, t))
-      return emitError(loc) << "nnscaler import: at " << path << ".in[" << i
-                            << "]: expected [rank, mb, tid, v]";
-    ins.push_back(t);
-  }
-  for (auto [i, v] : llvm::enumerate(*outArr)) {
-    TRef t;
-    if (!parseTRef(&v, t))
-      return emitError(loc) << "nnscaler import: at " << path << ".out[" << i
-                            << "]: expected [rank, mb, tid, v]";
-    outs.push_back(t);
-  }
+  auto refs = [&](const json::Array &arr, StringRef key,
+                  SmallVectorImpl<TRef> &into) -> LogicalResult {
+    for (auto [i, v] : llvm::enumerate(arr)) {
+      TRef t;
+      if (!parseTRef(&v, t))
+        return emitError(loc) << "nnscaler import: at " << path << "." << key
+                              << "[" << i << "]: expected [rank, mb, tid, v]";
+      into.push_back(t);
+    }
+    return success();
+  };
+  if (failed(refs(*inArr, "in", ins)) || failed(refs(*outArr, "out", outs)))
+    return failure();
   const json::Object *kw = n.getObject("kwargs");
   auto in = [&](size_t i, int part = 0) -> FailureOr<Value> {
     if (i >= ins.size())
@@ -725,34 +724,34 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
                                "modeled (only bias = null); refusing";
     std::optional<StringRef> sf = kw ? kw->getString("score_func")
                                      : std::nullopt;
-    std::optional<int64_t> groups = kw ? kw->getInteger("n_groups")
-                                       : std::nullopt;
-    std::optional<int64_t> keep = kw ? kw->getInteger("topk_groups")
-                                     : std::nullopt;
-    std::optional<int64_t> k = kw ? kw->getInteger("topk") : std::nullopt;
-    std::optional<double> scale = kw ? kw->getNumber("route_scale")
-                                     : std::nullopt;
-    if (!sf || (*sf != "sigmoid" && *sf != "softmax") || !groups || !keep ||
-        !k || !scale)
+    // Absent or malformed numbers read as 0 and fail the check below.
+    auto integer = [&](StringRef key) {
+      return kw ? kw->getInteger(key).value_or(0) : 0;
+    };
+    int64_t groups = integer("n_groups"), keep = integer("topk_groups"),
+            k = integer("topk");
+    double scale = kw ? kw->getNumber("route_scale").value_or(0.0) : 0.0;
+    if (!sf || (*sf != "sigmoid" && *sf != "softmax") || groups < 1 ||
+        keep < 1 || k < 1 || !(scale > 0))
       return emitError(loc) << "nnscaler import: at " << path
                             << ".kwargs: the gate needs score_func "
-                               "('sigmoid' or 'softmax'), n_groups, "
-                               "topk_groups, topk and route_scale";
+                               "('sigmoid' or 'softmax') and positive "
+                               "n_groups, topk_groups, topk and route_scale";
     ScoreFunc f = *sf == "sigmoid" ? ScoreFunc::sigmoid : ScoreFunc::softmax;
     if (fw) {
       auto x = in(0), w = in(1);
       if (failed(x) || failed(w) || failed(needOuts(2)))
         return failure();
-      auto gate = MoEGateOp::create(b, loc, outTy(0), outTy(1), *x, *w, f, *k,
-                                    *groups, *keep, llvm::APFloat(*scale));
+      auto gate = MoEGateOp::create(b, loc, outTy(0), outTy(1), *x, *w, f, k,
+                                    groups, keep, llvm::APFloat(scale));
       define(p, outs[0], gate.getWeights());
       define(p, outs[1], gate.getIndices());
     } else {
       auto g = in(0), x = in(1), w = in(2);
       if (failed(g) || failed(x) || failed(w) || failed(needOuts(2)))
         return failure();
-      auto gate = MoEGateGradOp::create(b, loc, *x, *w, *g, f, *k, *groups,
-                                        *keep, llvm::APFloat(*scale));
+      auto gate = MoEGateGradOp::create(b, loc, *x, *w, *g, f, k, groups,
+                                        keep, llvm::APFloat(scale));
       define(p, outs[0], gate.getDinput());
       define(p, outs[1], gate.getDweight());
     }
@@ -764,14 +763,13 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
     if (failed(knownKwargs(
             {"n_routed_experts", "local_expert_start", "local_expert_end"})))
       return failure();
-    std::optional<int64_t> total = kw ? kw->getInteger("n_routed_experts")
-                                      : std::nullopt;
-    std::optional<int64_t> start = kw ? kw->getInteger("local_expert_start")
-                                      : std::nullopt;
-    std::optional<int64_t> end = kw ? kw->getInteger("local_expert_end")
-                                    : std::nullopt;
-    if (!total || !start || !end || *start < 0 || *end <= *start ||
-        *end > *total)
+    auto integer = [&](StringRef key) {
+      return kw ? kw->getInteger(key).value_or(-1) : -1;
+    };
+    int64_t total = integer("n_routed_experts"),
+            start = integer("local_expert_start"),
+            end = integer("local_expert_end");
+    if (start < 0 || end <= start || end > total)
       return emitError(loc) << "nnscaler import: at " << path
                             << ".kwargs: the expert matmul needs 0 <= "
                                "local_expert_start < local_expert_end <= "
@@ -785,23 +783,23 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
       v.push_back(*x);
     }
     int64_t local = cast<RankedTensorType>(v[base + 3].getType()).getDimSize(0);
-    if (local != *end - *start)
+    if (local != end - start)
       return emitError(loc) << "nnscaler import: at " << path
                             << ": the expert weights hold " << local
-                            << " experts, the kwargs name "
-                            << *end - *start << " (local_expert_start "
-                            << *start << ", local_expert_end " << *end << ")";
+                            << " experts, the kwargs name " << end - start
+                            << " (local_expert_start " << start
+                            << ", local_expert_end " << end << ")";
     if (fw) {
       if (failed(needOuts(1)))
         return failure();
       define(p, outs[0],
              MoEGmmOp::create(b, loc, outTy(0), v[0], v[1], v[2], v[3], v[4],
-                              v[5], *start));
+                              v[5], start));
     } else {
       if (failed(needOuts(5)))
         return failure();
       auto gg = MoEGmmGradOp::create(b, loc, v[0], v[1], v[2], v[3], v[4],
-                                     v[5], v[6], *start);
+                                     v[5], v[6], start);
       for (unsigned i = 0; i < 5; ++i)
         define(p, outs[i], gg->getResult(i));
     }

@@ -11,6 +11,9 @@ Each mutation changes one node of one rank, as a real plan bug would:
   route-scale    rank 3's first forward MoE gate scales by 2.0, not 2.5
   expert-range   rank 3's first forward expert matmul names experts 0..8
                  for the weights of experts 8..16
+  expert-count   rank 3's first forward expert matmul names 4 experts for
+                 the weights of 8 (refused at import)
+  chunk-index    rank 1's first chunk keeps a piece its group does not have
   gate-bias      the first MoE gate has a score bias (not modeled: refused)
   gate-kwarg     the first MoE gate has a kwarg no semantics reads (refused)
 """
@@ -44,6 +47,11 @@ elif mutation == "route-scale":
 elif mutation == "expert-range":
     kw = first("3", "FW_nns_moe_gmm")["kwargs"]
     kw["local_expert_start"], kw["local_expert_end"] = 0, 8
+elif mutation == "expert-count":
+    kw = first("3", "FW_nns_moe_gmm")["kwargs"]
+    kw["local_expert_start"], kw["local_expert_end"] = 8, 12
+elif mutation == "chunk-index":
+    first("1", "ChunkPrim")["kwargs"]["__collective_idx"] = 99
 elif mutation == "gate-bias":
     first("2", "FW_nns_moe_gate")["kwargs"]["bias"] = [0.0] * 16
 elif mutation == "gate-kwarg":
