@@ -332,7 +332,7 @@ mlir::tv::collectLineages(ModuleOp module) {
         break;
     }
   }
-  boxByHash = {};
+  boxByHash = DenseMap<uint64_t, uint32_t>(); // free its memory now
   nextSameHash = {};
   // Each box's replicas by plan tensor and rank (an in-place sort: the
   // references are the largest array here).
