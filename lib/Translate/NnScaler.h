@@ -1,7 +1,8 @@
 //===- NnScaler.h - the nnScaler plan importer's state ----------*- C++ -*-===//
 //
-// Shared by the reader (NnScalerImport.cpp: the file, ranks, lineages) and
-// the node translation (NnScalerNodes.cpp: one tv op sequence per node).
+// Shared by the reader (NnScalerImport.cpp: the file, ranks, lineages), the
+// tensors (NnScalerValues.cpp: names, types, reading and defining values)
+// and the node translation (NnScalerNodes.cpp: one tv op sequence per node).
 // Internal to lib/Translate.
 //
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,364 @@
+//===- ModelConfig.cpp - --import-model-config: options, configs ----------===//
+//
+// The entry point of --import-model-config (ModelGen.h describes what it
+// generates): the command-line options, reading and checking the model
+// config and the parallel configuration, then parsing and verifying the
+// generated module.
+//
+//===----------------------------------------------------------------------===//
+#include "ModelGen.h"
+#include "TrainVerify/Dialect/Lineage.h"
+#include "TrainVerify/Dialect/TVOps.h"
+#include "JsonInput.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+#include <set>
+
+using namespace mlir;
+using namespace mlir::tv::modelgen;
+namespace json = llvm::json;
+
+static llvm::cl::opt<std::string> clParallel(
+    "parallel",
+    llvm::cl::desc("--import-model-config: parallel configuration, e.g. "
+                   "\"dp=2 tp=2 pp=2 mb=2\" (missing axes are 1)"),
+    llvm::cl::init(""));
+static llvm::cl::opt<int64_t> clLayers(
+    "layers",
+    llvm::cl::desc("--import-model-config: number of layers (default: the "
+                   "config's num_hidden_layers)"),
+    llvm::cl::init(-1));
+static llvm::cl::opt<int64_t>
+    clSeq("seq",
+          llvm::cl::desc("--import-model-config: sequence length (default 8)"),
+          llvm::cl::init(8));
+static llvm::cl::opt<int64_t> clMicroBatchSize(
+    "micro-batch-size",
+    llvm::cl::desc("--import-model-config: sequences per micro-batch per "
+                   "data-parallel rank (default 1)"),
+    llvm::cl::init(1));
+
+static llvm::cl::opt<bool> clTracedNorm(
+    "traced-norm",
+    llvm::cl::desc("--import-model-config: emit RMSNorm forward as the ops "
+                   "PyTorch traces for Hugging Face's LlamaRMSNorm (pow, mean, "
+                   "add, rsqrt, mul), as nnScaler plans have it"),
+    llvm::cl::init(false));
+static llvm::cl::opt<bool> clSp(
+    "sp",
+    llvm::cl::desc("--import-model-config: Megatron-LM sequence parallelism "
+                   "(the residual stream sharded along the sequence over tp)"),
+    llvm::cl::init(false));
+static llvm::cl::opt<int64_t> clEp(
+    "ep",
+    llvm::cl::desc("--import-model-config: expert-parallel size (routed "
+                   "experts sharded over ep ranks carved from dp)"),
+    llvm::cl::init(0));
+static llvm::cl::opt<int64_t> clZero(
+    "zero",
+    llvm::cl::desc("--import-model-config: ZeRO stage 1 or 2 (sharded "
+                   "optimizer step; stage 2 also shards the gradients)"),
+    llvm::cl::init(0));
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Parsing the configuration
+//===----------------------------------------------------------------------===//
+
+LogicalResult parseModel(const json::Object &o, ModelCfg &c,
+                         std::string &err) {
+  auto getInt = [&](StringRef key, int64_t &dst, bool required) -> bool {
+    const json::Value *v = o.get(key);
+    if (!v) {
+      if (required)
+        err = "missing key '" + key.str() + "'";
+      return !required;
+    }
+    std::optional<int64_t> i = v->getAsInteger();
+    if (!i || *i <= 0) {
+      err = "key '" + key.str() + "' must be a positive integer";
+      return false;
+    }
+    // Real models stay far below 2^31 in every size; beyond, element counts
+    // of the generated tensors overflow.
+    if (*i > (int64_t(1) << 31)) {
+      err = "key '" + key.str() + "' is " + std::to_string(*i) +
+            ", above the 2^31 that tv accepts for a model size";
+      return false;
+    }
+    dst = *i;
+    return true;
+  };
+  auto getNum = [&](StringRef key, double &dst) -> bool {
+    const json::Value *v = o.get(key);
+    if (!v)
+      return true;
+    std::optional<double> d = v->getAsNumber();
+    if (!d || *d < 0) {
+      err = "key '" + key.str() + "' must be a non-negative number";
+      return false;
+    }
+    dst = *d;
+    return true;
+  };
+  if (const json::Value *t = o.get("model_type")) {
+    std::optional<StringRef> s = t->getAsString();
+    if (s && (*s == "deepseek_v3" || *s == "deepseek_v2")) {
+      c.deepseek = true;
+    } else if (!s || *s != "llama") {
+      err = "unsupported model_type" +
+            (s ? " '" + s->str() + "'" : std::string()) +
+            " (supported: \"llama\", \"deepseek_v3\", \"deepseek_v2\")";
+      return failure();
+    }
+  }
+  if (std::optional<bool> tie = o.getBoolean("tie_word_embeddings");
+      tie && *tie) {
+    err = "tie_word_embeddings = true is not supported";
+    return failure();
+  }
+  if (o.get("dim")) {
+    if (c.deepseek) {
+      err = "a DeepSeek config needs Hugging Face keys (hidden_size, ...), "
+            "not Meta's params.json keys (dim, ...)";
+      return failure();
+    }
+    // Meta's params.json.
+    int64_t multipleOf = 256;
+    double mult = 1.0;
+    if (!getInt("dim", c.H, true) || !getInt("n_layers", c.L, true) ||
+        !getInt("n_heads", c.nh, true) || !getInt("vocab_size", c.V, true) ||
+        !getInt("multiple_of", multipleOf, false) ||
+        !getNum("ffn_dim_multiplier", mult) || !getNum("norm_eps", c.eps) ||
+        !getNum("rope_theta", c.theta))
+      return failure();
+    c.nkv = c.nh;
+    if (!getInt("n_kv_heads", c.nkv, false))
+      return failure();
+    int64_t hidden = 2 * (4 * c.H) / 3;
+    hidden = (int64_t)(mult * (double)hidden);
+    c.I = multipleOf * ((hidden + multipleOf - 1) / multipleOf);
+    return success();
+  }
+  if (!getInt("hidden_size", c.H, true) ||
+      !getInt("num_hidden_layers", c.L, true) ||
+      !getInt("num_attention_heads", c.nh, true) ||
+      !getInt("intermediate_size", c.I, true) ||
+      !getInt("vocab_size", c.V, true) || !getNum("rms_norm_eps", c.eps) ||
+      !getNum("rope_theta", c.theta))
+    return failure();
+  c.nkv = c.nh;
+  if (!getInt("num_key_value_heads", c.nkv, false))
+    return failure();
+  if (!c.deepseek)
+    return success();
+  // MLA and MoE. q_lora_rank may be null (no query compression).
+  c.nkv = c.nh;
+  if (const json::Value *q = o.get("q_lora_rank"); q && !q->getAsNull())
+    if (!getInt("q_lora_rank", c.qLora, true))
+      return failure();
+  auto getNonNeg = [&](StringRef key, int64_t &dst) -> bool {
+    const json::Value *v = o.get(key);
+    std::optional<int64_t> i = v ? v->getAsInteger() : std::nullopt;
+    if (!v || !i || *i < 0) {
+      err = v ? "key '" + key.str() + "' must be a non-negative integer"
+              : "missing key '" + key.str() + "'";
+      return false;
+    }
+    dst = *i;
+    return true;
+  };
+  if (!getInt("kv_lora_rank", c.kvLora, true) ||
+      !getInt("qk_rope_head_dim", c.dRope, true) ||
+      !getInt("qk_nope_head_dim", c.dNope, true) ||
+      !getInt("v_head_dim", c.dV, true) ||
+      !getInt("n_routed_experts", c.nExperts, true) ||
+      !getInt("num_experts_per_tok", c.topK, true) ||
+      !getNonNeg("n_shared_experts", c.nShared) ||
+      !getInt("moe_intermediate_size", c.moeI, true) ||
+      !getNonNeg("first_k_dense_replace", c.firstDense))
+    return failure();
+  return success();
+}
+
+LogicalResult parseParallel(StringRef text, ParCfg &p, std::string &err) {
+  SmallVector<StringRef> items;
+  std::string norm = text.str();
+  for (char &c : norm)
+    if (c == ',' || c == '\t')
+      c = ' ';
+  StringRef(norm).split(items, ' ', -1, /*KeepEmpty=*/false);
+  std::set<std::string> seen;
+  for (StringRef it : items) {
+    auto [key, val] = it.split('=');
+    int64_t v = 0;
+    if (!it.contains('=') || val.getAsInteger(10, v) || v <= 0) {
+      err = "bad --parallel item '" + it.str() +
+            "': expected AXIS=N with N a positive integer";
+      return failure();
+    }
+    if (!seen.insert(key.str()).second) {
+      err = "--parallel gives '" + key.str() + "' twice";
+      return failure();
+    }
+    if (key == "dp")
+      p.dp = v;
+    else if (key == "tp")
+      p.tp = v;
+    else if (key == "pp")
+      p.pp = v;
+    else if (key == "mb")
+      p.mb = v;
+    else if (key == "ep")
+      p.ep = v;
+    else {
+      err = "unsupported --parallel axis '" + key.str() +
+            "' (supported: dp, tp, pp, mb, ep)";
+      return failure();
+    }
+  }
+  return success();
+}
+
+} // namespace
+
+namespace mlir::tv {
+LogicalResult refuseModelConfigOptions(Location loc, StringRef translation) {
+  // Only --import-model-config reads these: given with another
+  // translation they would be ignored without a word.
+  for (const llvm::cl::Option *o :
+       std::initializer_list<const llvm::cl::Option *>{
+           &clParallel, &clLayers, &clSeq, &clMicroBatchSize, &clTracedNorm,
+           &clSp, &clEp, &clZero})
+    if (o->getNumOccurrences())
+      return emitError(loc) << "--" << o->ArgStr
+                            << " applies to --import-model-config only, not "
+                               "to --"
+                            << translation;
+  return success();
+}
+
+OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
+                                          MLIRContext *ctx) {
+  ctx->loadDialect<TVDialect>();
+  std::optional<JsonInput> in = readJsonObject(sourceMgr, ctx, "model config");
+  if (!in)
+    return {};
+  Location loc = in->loc;
+  auto fail = [&](const Twine &msg) -> OwningOpRef<Operation *> {
+    emitError(loc) << "model config: " << msg;
+    return {};
+  };
+  const json::Object *root = &in->root();
+  ModelCfg mc;
+  std::string err;
+  if (failed(parseModel(*root, mc, err)))
+    return fail(err);
+  ParCfg pc;
+  if (failed(parseParallel(clParallel, pc, err)))
+    return fail(err);
+  if (clLayers.getNumOccurrences() && clLayers < 1)
+    return fail("--layers must be at least 1 (omit it for all " +
+                Twine(mc.L) + " layers)");
+  int64_t layers = clLayers < 0 ? mc.L : (int64_t)clLayers;
+  int64_t seq = clSeq, mbs = clMicroBatchSize;
+  auto check = [&](bool ok, const Twine &msg) {
+    if (!ok && err.empty())
+      err = msg.str();
+  };
+  check(layers >= 1, "--layers must be at least 1");
+  check(layers <= mc.L, "--layers " + Twine(layers) + " exceeds the model's " +
+                            Twine(mc.L) + " layers");
+  check(seq >= 1, "--seq must be at least 1");
+  check(mbs >= 1, "--micro-batch-size must be at least 1");
+  if (clEp > 0) {
+    check(pc.ep == 1 || pc.ep == clEp,
+          "--ep " + Twine((int64_t)clEp) + " contradicts ep=" + Twine(pc.ep) +
+              " in --parallel");
+    pc.ep = clEp;
+  }
+  pc.sp = clSp;
+  pc.zero = clZero;
+  check(pc.zero >= 0 && pc.zero <= 2,
+        "--zero must be 1 or 2 (ZeRO stage), got " + Twine(pc.zero));
+  check(mc.nh % pc.tp == 0, "tp=" + Twine(pc.tp) +
+                                " does not divide num_attention_heads " +
+                                Twine(mc.nh));
+  if (!mc.deepseek) {
+    check(mc.H % mc.nh == 0, "hidden_size " + Twine(mc.H) +
+                                 " is not divisible by num_attention_heads " +
+                                 Twine(mc.nh));
+    check(mc.H % mc.nh != 0 || (mc.H / mc.nh) % 2 == 0,
+          "head dimension " + Twine(mc.H / mc.nh) +
+              " is odd (rotary embeddings rotate pairs)");
+    check(mc.nh % mc.nkv == 0, "num_attention_heads " + Twine(mc.nh) +
+                                   " is not divisible by num_key_value_heads " +
+                                   Twine(mc.nkv));
+    check(mc.nkv % pc.tp == 0, "tp=" + Twine(pc.tp) +
+                                   " does not divide num_key_value_heads " +
+                                   Twine(mc.nkv));
+    check(pc.ep == 1, "ep=" + Twine(pc.ep) +
+                          " needs a mixture-of-experts model (this one is "
+                          "dense)");
+  } else {
+    check(mc.dRope % 2 == 0, "qk_rope_head_dim " + Twine(mc.dRope) +
+                                 " is odd (rotary embeddings rotate pairs)");
+    check(mc.topK <= mc.nExperts,
+          "num_experts_per_tok " + Twine(mc.topK) + " exceeds n_routed_experts " +
+              Twine(mc.nExperts));
+    check(mc.nExperts % pc.ep == 0, "ep=" + Twine(pc.ep) +
+                                        " does not divide n_routed_experts " +
+                                        Twine(mc.nExperts));
+    check(pc.dp % pc.ep == 0, "ep=" + Twine(pc.ep) +
+                                  " does not divide dp=" + Twine(pc.dp) +
+                                  " (expert-parallel ranks are carved from "
+                                  "the data-parallel ranks)");
+    check(mc.moeI % pc.tp == 0, "tp=" + Twine(pc.tp) +
+                                    " does not divide moe_intermediate_size " +
+                                    Twine(mc.moeI));
+    // A shallow model keeps at least one MoE layer.
+    mc.firstDense = std::min(mc.firstDense, std::max<int64_t>(0, layers - 1));
+  }
+  check(mc.I % pc.tp == 0, "tp=" + Twine(pc.tp) +
+                               " does not divide intermediate_size " +
+                               Twine(mc.I));
+  check(mc.V % pc.tp == 0,
+        "tp=" + Twine(pc.tp) + " does not divide vocab_size " + Twine(mc.V));
+  // Sizes the verifier accepts, checked before anything is built.
+  check((__int128)pc.dp * pc.tp * pc.pp <= (1 << 20),
+        "dp*tp*pp = " + Twine((int64_t)std::min<__int128>(
+                            (__int128)pc.dp * pc.tp * pc.pp, INT64_MAX)) +
+            " ranks exceed the mesh limit of 2^20");
+  check((__int128)pc.dp * pc.mb * mbs * seq <= ((__int128)1 << 40),
+        "dp*mb*micro-batch-size*seq exceeds 2^40 tokens");
+  check(clEp >= 0, "--ep must be positive");
+  check(layers >= pc.pp, "pp=" + Twine(pc.pp) +
+                             " exceeds the number of layers " + Twine(layers));
+  check(!pc.sp || seq % pc.tp == 0,
+        "sequence parallelism: tp=" + Twine(pc.tp) +
+            " does not divide the sequence length " + Twine(seq));
+  if (!err.empty())
+    return fail(err);
+
+  Gen gen(mc, pc, layers, seq, mbs, clTracedNorm);
+  std::string text = gen.run();
+  ParserConfig config(ctx);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(text, config, "model-config.mlir");
+  if (!module) {
+    llvm::errs() << text;
+    return fail("internal error: the generated module does not parse");
+  }
+  if (failed(verify(*module)) || failed(checkLineages(*module)))
+    return fail("internal error: the generated module is not valid");
+  return OwningOpRef<Operation *>(module.release());
+}
+} // namespace mlir::tv

@@ -1,0 +1,633 @@
+//===- ModelGen.h - the model-config generator's state ----------*- C++ -*-===//
+//
+// Generates one tv module (mesh, spec, plan, lineages) for a full Llama3
+// training step from a model config (Hugging Face `config.json` keys) and a
+// parallel configuration (Megatron-LM style dp x pp x tp with micro-batches):
+//
+//   tv-translate --import-model-config MODEL.json \
+//       --parallel "dp=2 tp=2 pp=2 mb=2" [--layers N] [--seq S] \
+//       [--micro-batch-size B] -o plan.mlir
+//
+// The model follows Meta's reference model.py: token embedding, per layer
+// RMSNorm -> GQA attention with rotary embeddings and a causal mask ->
+// residual -> RMSNorm -> SwiGLU MLP -> residual; final RMSNorm, LM head,
+// cross-entropy over every token. The spec is the single-device step
+// (forward, the whole backward with the explicit VJP ops, the loss and every
+// weight gradient); the plan is the Megatron-LM parallelization:
+//
+//   tp  column-parallel Wq/Wk/Wv/W1/W3 (heads and the intermediate dimension
+//       sharded), row-parallel Wo/W2 followed by an all-reduce, all-reduce
+//       of the input gradient of the column-parallel blocks; vocab-parallel
+//       embedding (all-reduce) and LM head (all-gather of the logits along
+//       the vocabulary, cross-entropy on the full vocabulary, the rank's
+//       vocabulary chunk of the logit gradient); RMSNorm weights replicated.
+//   dp  the global batch split over dp ranks, weight gradients all-reduced
+//       over dp after accumulation over the micro-batches.
+//   pp  layers split evenly over the stages, embedding on the first, final
+//       norm, head and loss on the last; activations sent forward and their
+//       gradients backward; micro-batches unrolled in the 1F1B order.
+//
+// The module is built as MLIR text (one SPMD rank program per pipeline
+// stage) and parsed, so the dialect's verifiers and the lineage checks run on
+// it. Sizes live only in the types: nothing is materialized per element, and
+// the only constants are 1/sqrt(head_dim) (the model's, on both sides) and
+// 1/(dp * micro-batches) (docs/soundness.md, A3).
+//
+// Shared by the entry point (ModelConfig.cpp: the options, reading and
+// checking the model and parallel configurations), the layers
+// (ModelGenLayers.cpp: one layer's forward and backward, the embedding, the
+// head) and the programs (ModelGenPrograms.cpp: the spec, the rank programs,
+// the lineages, the module text). Internal to lib/Translate.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRAINVERIFY_TRANSLATE_MODELGEN_H
+#define TRAINVERIFY_TRANSLATE_MODELGEN_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cctype>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mlir::tv::modelgen {
+
+using Shape = std::vector<int64_t>;
+
+//===----------------------------------------------------------------------===//
+// Text builder
+//===----------------------------------------------------------------------===//
+
+inline std::string tyOf(const Shape &s, StringRef et = "f32") {
+  std::string r = "tensor<";
+  for (int64_t d : s)
+    r += std::to_string(d) + "x";
+  return r + et.str() + ">";
+}
+
+inline std::string flt(double c) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::format("%.17e", c);
+  return s;
+}
+
+inline std::string ints(ArrayRef<int64_t> xs) {
+  std::string r = "[";
+  for (size_t i = 0; i < xs.size(); ++i)
+    r += (i ? ", " : "") + std::to_string(xs[i]);
+  return r + "]";
+}
+
+struct Val {
+  std::string n;
+  Shape s;
+  std::string et = "f32";
+  std::string ty() const { return tyOf(s, et); }
+  std::string ref() const { return "%" + n; }
+};
+
+/// The body of the spec or of one rank program. Every op method appends one
+/// op; `mb` (>= 0) puts {mb = k : i64} on the ops emitted while it is set.
+class Prog {
+public:
+  explicit Prog(std::string indent) : ind(std::move(indent)) {}
+  std::string head, body;
+  int64_t mb = -1;
+
+  Val fresh(StringRef hint, Shape s, StringRef et = "f32") {
+    std::string h;
+    for (char c : hint)
+      h += (std::isalnum((unsigned char)c) || c == '_') ? c : '_';
+    std::string name = h;
+    for (int i = 1; used.count(name); ++i)
+      name = h + "_" + std::to_string(i);
+    used.insert(name);
+    return Val{name, std::move(s), et.str()};
+  }
+  std::string attrs(std::vector<std::string> items = {}) const {
+    if (mb >= 0)
+      items.push_back("mb = " + std::to_string(mb) + " : i64");
+    if (items.empty())
+      return "";
+    std::string r = " {";
+    for (size_t i = 0; i < items.size(); ++i)
+      r += (i ? ", " : "") + items[i];
+    return r + "}";
+  }
+  void line(const std::string &s) { body += ind + s + "\n"; }
+  Val emit(StringRef hint, Shape s, const std::string &text,
+           StringRef et = "f32") {
+    Val v = fresh(hint, std::move(s), et);
+    line(v.ref() + " = " + text);
+    return v;
+  }
+  void comment(const std::string &s) { line("// " + s); }
+
+  // -- structure -----------------------------------------------------------
+  Val input(const std::string &name, Shape s, StringRef et = "f32") {
+    Val v = fresh(name, std::move(s), et);
+    head += ind + v.ref() + " = tv.input \"" + name + "\" : " + v.ty() + "\n";
+    return v;
+  }
+  void tag(const std::string &name, const Val &v) {
+    line("tv.tag \"" + name + "\", " + v.ref() + attrs() + " : " + v.ty());
+  }
+  void output(const std::string &name, const Val &v) {
+    line("tv.output \"" + name + "\", " + v.ref() + attrs() + " : " + v.ty());
+  }
+  void accumulate(const std::string &buf, const Val &v) {
+    line("tv.accumulate \"" + buf + "\", " + v.ref() + attrs() + " : " +
+         v.ty());
+  }
+  Val bufferRead(const std::string &buf, const Shape &s) {
+    return emit(buf + "_acc", s,
+                "tv.buffer_read \"" + buf + "\"" + attrs() + " : " + tyOf(s));
+  }
+
+  // -- compute -------------------------------------------------------------
+  Val linear(const Val &x, const Val &w, StringRef hint) {
+    Shape s = x.s;
+    s.back() = w.s[0];
+    return emit(hint, s,
+                "tv.linear " + x.ref() + ", " + w.ref() + attrs() + " : (" +
+                    x.ty() + ", " + w.ty() + ") -> " + tyOf(s));
+  }
+  std::pair<Val, Val> linearGrad(const Val &x, const Val &w, const Val &g,
+                                 StringRef hx, StringRef hw) {
+    Val dx = fresh(hx, x.s), dw = fresh(hw, w.s);
+    line(dx.ref() + ", " + dw.ref() + " = tv.linear_grad " + x.ref() + ", " +
+         w.ref() + ", " + g.ref() + attrs() + " : " + x.ty() + ", " + w.ty() +
+         ", " + g.ty());
+    return {dx, dw};
+  }
+  Val rmsnorm(const Val &x, const Val &w, double eps, StringRef hint) {
+    return emit(hint, x.s,
+                "tv.rmsnorm " + x.ref() + ", " + w.ref() + " eps " + flt(eps) +
+                    attrs() + " : " + x.ty() + ", " + w.ty() + " -> " + x.ty());
+  }
+  std::pair<Val, Val> rmsnormGrad(const Val &x, const Val &w, const Val &g,
+                                  double eps, StringRef hx, StringRef hw) {
+    Val dx = fresh(hx, x.s), dw = fresh(hw, w.s);
+    line(dx.ref() + ", " + dw.ref() + " = tv.rmsnorm_grad " + x.ref() + ", " +
+         w.ref() + ", " + g.ref() + " eps " + flt(eps) + attrs() + " : " +
+         x.ty() + ", " + w.ty());
+    return {dx, dw};
+  }
+  Val reshape(const Val &x, Shape s, StringRef hint) {
+    std::string t = tyOf(s, x.et);
+    return emit(hint, s,
+                "tv.reshape " + x.ref() + attrs() + " : " + x.ty() + " -> " + t,
+                x.et);
+  }
+  Val transpose(const Val &x, ArrayRef<int64_t> perm, StringRef hint) {
+    Shape s;
+    for (int64_t p : perm)
+      s.push_back(x.s[p]);
+    return emit(hint, s,
+                "tv.transpose " + x.ref() + " perm " + ints(perm) + attrs() +
+                    " : " + x.ty() + " -> " + tyOf(s));
+  }
+  Val rotary(const Val &x, const Val &c, const Val &s, StringRef hint,
+             bool grad = false) {
+    return emit(hint, x.s,
+                std::string(grad ? "tv.rotary_grad " : "tv.rotary ") +
+                    x.ref() + ", " + c.ref() + ", " + s.ref() + attrs() +
+                    " : " + x.ty() + ", " + c.ty() + ", " + s.ty() + " -> " +
+                    x.ty());
+  }
+  Val broadcast(const Val &x, Shape s, StringRef hint) {
+    std::string t = tyOf(s);
+    return emit(hint, s,
+                "tv.broadcast " + x.ref() + attrs() + " : " + x.ty() + " -> " +
+                    t);
+  }
+  Val sum(const Val &x, int64_t dim, StringRef hint) {
+    Shape s = x.s;
+    s.erase(s.begin() + dim);
+    return emit(hint, s,
+                "tv.sum " + x.ref() + " dims [" + std::to_string(dim) + "]" +
+                    attrs() + " : " + x.ty() + " -> " + tyOf(s));
+  }
+  Val matmul(const Val &a, const Val &b, bool ta, bool tb, StringRef hint) {
+    size_t r = a.s.size();
+    Shape s = a.s;
+    s[r - 2] = ta ? a.s[r - 1] : a.s[r - 2];
+    s[r - 1] = tb ? b.s[r - 2] : b.s[r - 1];
+    std::vector<std::string> at;
+    if (ta)
+      at.push_back("transpose_lhs");
+    if (tb)
+      at.push_back("transpose_rhs");
+    return emit(hint, s,
+                "tv.matmul " + a.ref() + ", " + b.ref() + attrs(at) + " : " +
+                    a.ty() + ", " + b.ty() + " -> " + tyOf(s));
+  }
+  Val scale(const Val &x, double c, StringRef hint) {
+    return emit(hint, x.s,
+                "tv.scale " + x.ref() + ", " + flt(c) + attrs() + " : " +
+                    x.ty());
+  }
+  Val causalMask(int64_t s, StringRef hint) {
+    Shape sh{s, s};
+    return emit(hint, sh, "tv.causal_mask" + attrs() + " : " + tyOf(sh, "i1"),
+                "i1");
+  }
+  Val applyMask(const Val &x, const Val &m, StringRef hint, bool grad = false) {
+    return emit(hint, x.s,
+                std::string(grad ? "tv.apply_mask_grad " : "tv.apply_mask ") +
+                    x.ref() + ", " + m.ref() + attrs() + " : " + x.ty() +
+                    ", " + m.ty() + " -> " + x.ty());
+  }
+  Val softmax(const Val &x, int64_t dim, StringRef hint) {
+    return emit(hint, x.s,
+                "tv.softmax " + x.ref() + " dim " + std::to_string(dim) +
+                    attrs() + " : " + x.ty());
+  }
+  Val softmaxGrad(const Val &y, const Val &g, int64_t dim, StringRef hint) {
+    return emit(hint, y.s,
+                "tv.softmax_grad " + y.ref() + ", " + g.ref() + " dim " +
+                    std::to_string(dim) + attrs() + " : " + y.ty());
+  }
+  Val binary(StringRef op, const Val &a, const Val &b, StringRef hint) {
+    return emit(hint, a.s,
+                "tv." + op.str() + " " + a.ref() + ", " + b.ref() + attrs() +
+                    " : " + a.ty() + ", " + b.ty() + " -> " + a.ty());
+  }
+  Val add(const Val &a, const Val &b, StringRef hint) {
+    return binary("add", a, b, hint);
+  }
+  Val mul(const Val &a, const Val &b, StringRef hint) {
+    return binary("mul", a, b, hint);
+  }
+  std::pair<Val, Val> mulGrad(const Val &a, const Val &b, const Val &g,
+                              StringRef ha, StringRef hb) {
+    Val da = fresh(ha, a.s), db = fresh(hb, b.s);
+    line(da.ref() + ", " + db.ref() + " = tv.mul_grad " + a.ref() + ", " +
+         b.ref() + ", " + g.ref() + attrs() + " : " + a.ty());
+    return {da, db};
+  }
+  Val unary(StringRef op, const Val &x, StringRef hint) {
+    return emit(hint, x.s,
+                "tv." + op.str() + " " + x.ref() + attrs() + " : " + x.ty());
+  }
+  Val scalarOp(StringRef op, const Val &x, double c, StringRef hint) {
+    return emit(hint, x.s,
+                "tv." + op.str() + " " + x.ref() + ", " + flt(c) + attrs() +
+                    " : " + x.ty());
+  }
+  Val meanKeep(const Val &x, int64_t dim, StringRef hint) {
+    Shape s = x.s;
+    s[dim] = 1;
+    return emit(hint, s,
+                "tv.mean " + x.ref() + " dims [" + std::to_string(dim) + "]" +
+                    attrs({"keepdim"}) + " : " + x.ty() + " -> " + tyOf(s));
+  }
+  Val silu(const Val &x, StringRef hint) {
+    return emit(hint, x.s, "tv.silu " + x.ref() + attrs() + " : " + x.ty());
+  }
+  Val siluGrad(const Val &x, const Val &g, StringRef hint) {
+    return emit(hint, x.s,
+                "tv.silu_grad " + x.ref() + ", " + g.ref() + attrs() + " : " +
+                    x.ty());
+  }
+  Val embedding(const Val &ids, const Val &table, bool vocabPar,
+                StringRef hint) {
+    Shape s = ids.s;
+    s.push_back(table.s[1]);
+    std::vector<std::string> at;
+    if (vocabPar)
+      at.push_back("vocab_axis = \"tp\"");
+    return emit(hint, s,
+                "tv.embedding " + ids.ref() + ", " + table.ref() + attrs(at) +
+                    " : " + ids.ty() + ", " + table.ty() + " -> " + tyOf(s));
+  }
+  Val embeddingGrad(const Val &ids, const Val &g, const Shape &table,
+                    bool vocabPar, StringRef hint) {
+    std::vector<std::string> at;
+    if (vocabPar)
+      at.push_back("vocab_axis = \"tp\"");
+    return emit(hint, table,
+                "tv.embedding_grad " + ids.ref() + ", " + g.ref() + attrs(at) +
+                    " : " + ids.ty() + ", " + g.ty() + " -> " + tyOf(table));
+  }
+  Val crossEntropy(const Val &logits, const Val &labels, StringRef hint) {
+    return emit(hint, {},
+                "tv.cross_entropy " + logits.ref() + ", " + labels.ref() +
+                    attrs() + " : " + logits.ty() + ", " + labels.ty() +
+                    " -> " + tyOf({}));
+  }
+  Val crossEntropyGrad(const Val &logits, const Val &labels, const Val &g,
+                       StringRef hint) {
+    return emit(hint, logits.s,
+                "tv.cross_entropy_grad " + logits.ref() + ", " + labels.ref() +
+                    ", " + g.ref() + attrs() + " : " + logits.ty() + ", " +
+                    labels.ty() + ", " + g.ty() + " -> " + logits.ty());
+  }
+  static std::string axesAttr(ArrayRef<std::string> axes) {
+    std::string r = "axes = [";
+    for (size_t i = 0; i < axes.size(); ++i)
+      r += (i ? ", \"" : "\"") + axes[i] + "\"";
+    return r + "]";
+  }
+  Val allReduce(const Val &x, ArrayRef<std::string> axes, StringRef hint) {
+    return emit(hint, x.s,
+                "tv.all_reduce sum " + x.ref() + attrs({axesAttr(axes)}) +
+                    " : " + x.ty() + " -> " + x.ty());
+  }
+  Val allGather(const Val &x, int64_t dim, int64_t n,
+                ArrayRef<std::string> axes, StringRef hint) {
+    Shape s = x.s;
+    s[dim] *= n;
+    return emit(hint, s,
+                "tv.all_gather " + x.ref() + " dim " + std::to_string(dim) +
+                    attrs({axesAttr(axes)}) + " : " + x.ty() + " -> " +
+                    tyOf(s));
+  }
+  Val chunk(const Val &x, int64_t dim, int64_t n, ArrayRef<std::string> axes,
+            StringRef hint) {
+    Shape s = x.s;
+    s[dim] /= n;
+    return emit(hint, s,
+                "tv.chunk " + x.ref() + " dim " + std::to_string(dim) +
+                    attrs({axesAttr(axes)}) + " : " + x.ty() + " -> " +
+                    tyOf(s, x.et),
+                x.et);
+  }
+  Val reduceScatter(const Val &x, int64_t dim, int64_t n,
+                    ArrayRef<std::string> axes, StringRef hint) {
+    Shape s = x.s;
+    s[dim] /= n;
+    return emit(hint, s,
+                "tv.reduce_scatter " + x.ref() + " dim " +
+                    std::to_string(dim) + attrs({axesAttr(axes)}) + " : " +
+                    x.ty() + " -> " + tyOf(s));
+  }
+  Val allToAll(const Val &x, int64_t split, int64_t concat, int64_t n,
+               ArrayRef<std::string> axes, StringRef hint) {
+    Shape s = x.s;
+    s[split] /= n;
+    s[concat] *= n;
+    return emit(hint, s,
+                "tv.all_to_all " + x.ref() + " split " + std::to_string(split) +
+                    " concat " + std::to_string(concat) +
+                    attrs({axesAttr(axes)}) + " : " + x.ty() + " -> " +
+                    tyOf(s));
+  }
+  Val slice(const Val &x, Shape start, Shape s, StringRef hint) {
+    return emit(hint, s,
+                "tv.slice " + x.ref() + " start " + ints(start) + attrs() +
+                    " : " + x.ty() + " -> " + tyOf(s, x.et),
+                x.et);
+  }
+  Val concat(const Val &a, const Val &b, int64_t dim, StringRef hint) {
+    Shape s = a.s;
+    s[dim] += b.s[dim];
+    return emit(hint, s,
+                "tv.concat " + a.ref() + ", " + b.ref() + " dim " +
+                    std::to_string(dim) + attrs() + " : (" + a.ty() + ", " +
+                    b.ty() + ") -> " + tyOf(s));
+  }
+  Val topk(const Val &x, int64_t k, StringRef hint) {
+    return emit(hint, x.s,
+                "tv.topk_gate " + x.ref() + " k " + std::to_string(k) +
+                    attrs() + " : " + x.ty());
+  }
+  Val topkGrad(const Val &x, const Val &g, int64_t k, StringRef hint) {
+    return emit(hint, x.s,
+                "tv.topk_gate_grad " + x.ref() + ", " + g.ref() + " k " +
+                    std::to_string(k) + attrs() + " : " + x.ty());
+  }
+  Val dispatch(const Val &x, const Val &g, StringRef hint) {
+    Shape s{g.s[1], x.s[0], x.s[1]};
+    return emit(hint, s,
+                "tv.dispatch " + x.ref() + ", " + g.ref() + attrs() + " : " +
+                    x.ty() + ", " + g.ty() + " -> " + tyOf(s));
+  }
+  Val dispatchGrad(const Val &dy, const Val &g, StringRef hint) {
+    Shape s{dy.s[1], dy.s[2]};
+    return emit(hint, s,
+                "tv.dispatch_grad " + dy.ref() + ", " + g.ref() + attrs() +
+                    " : " + dy.ty() + ", " + g.ty() + " -> " + tyOf(s));
+  }
+  Val combine(const Val &y, const Val &g, StringRef hint) {
+    Shape s{y.s[1], y.s[2]};
+    return emit(hint, s,
+                "tv.combine " + y.ref() + ", " + g.ref() + attrs() + " : " +
+                    y.ty() + ", " + g.ty() + " -> " + tyOf(s));
+  }
+  std::pair<Val, Val> combineGrad(const Val &y, const Val &g, const Val &dout,
+                                  StringRef hy, StringRef hg) {
+    Val dy = fresh(hy, y.s), dg = fresh(hg, g.s);
+    line(dy.ref() + ", " + dg.ref() + " = tv.combine_grad " + y.ref() + ", " +
+         g.ref() + ", " + dout.ref() + attrs() + " : " + y.ty() + ", " +
+         g.ty() + ", " + dout.ty());
+    return {dy, dg};
+  }
+  Val sgd(const Val &w, const Val &g, double lr, StringRef hint) {
+    return emit(hint, w.s,
+                "tv.sgd " + w.ref() + ", " + g.ref() + " lr " + flt(lr) +
+                    attrs() + " : " + w.ty());
+  }
+  void send(const Val &x, int64_t offset) {
+    line("tv.send " + x.ref() +
+         attrs({"peer_axis = \"pp\"",
+                "peer_offset = " + std::to_string(offset) + " : i64"}) +
+         " : " + x.ty());
+  }
+  Val recv(const Shape &s, int64_t offset, StringRef hint) {
+    return emit(hint, s,
+                "tv.recv" +
+                    attrs({"peer_axis = \"pp\"",
+                           "peer_offset = " + std::to_string(offset) +
+                               " : i64"}) +
+                    " : " + tyOf(s));
+  }
+
+  std::string text() const { return head + body; }
+
+private:
+  std::string ind;
+  std::set<std::string> used;
+};
+
+//===----------------------------------------------------------------------===//
+// Configuration
+//===----------------------------------------------------------------------===//
+
+struct ModelCfg {
+  int64_t H = 0, L = 0, nh = 0, nkv = 0, I = 0, V = 0;
+  double eps = 1e-5, theta = 500000.0;
+  /// "llama" or "deepseek_v3" (MLA attention, MoE feed-forward).
+  bool deepseek = false;
+  // DeepSeek-V3: MLA and MoE.
+  int64_t qLora = 0, kvLora = 0, dRope = 0, dNope = 0, dV = 0;
+  int64_t nExperts = 0, topK = 0, nShared = 0, moeI = 0, firstDense = 0;
+};
+
+struct ParCfg {
+  int64_t dp = 1, tp = 1, pp = 1, mb = 1, ep = 1;
+  bool sp = false;
+  int64_t zero = 0;
+};
+
+/// One plan tensor that a lineage refers to, on every rank of one pipeline
+/// stage. `batchDim`: this dimension holds this (dp rank, micro-batch)'s
+/// rows of the spec tensor; `tpDim` / `epDim`: the dimension sharded over tp
+/// (or, with sequence parallelism, the sequence dimension) / over ep;
+/// `zDim`: the dimension a ZeRO-2 gradient is sharded along over the data
+/// parallel group (`zExpert`: the expert-data-parallel group).
+struct Rec {
+  std::string spec, plan;
+  Shape shape;
+  int64_t batchDim, tpDim, stage, mb;
+  int64_t epDim = -1, zDim = -1;
+  bool zExpert = false;
+};
+
+//===----------------------------------------------------------------------===//
+// The generator
+//===----------------------------------------------------------------------===//
+
+/// Weights and activations of one layer as seen by one program, by name.
+using Vals = std::map<std::string, Val>;
+
+class Gen {
+public:
+  Gen(const ModelCfg &m, const ParCfg &p, int64_t layers, int64_t seq,
+      int64_t mbs, bool tracedNorm)
+      : m(m), p(p), L(layers), S(seq), B(mbs), tracedNorm(tracedNorm) {
+    hd = m.H / m.nh;
+    rep = m.nh / m.nkv;
+  }
+  std::string run();
+
+private:
+  /// Dimensions of one program: full for the spec, per rank for the plan.
+  struct Dims {
+    int64_t rows, nh, nkv, I, V, moeI, shI, experts;
+    bool tp;  // emit tp collectives
+    bool sp;  // sequence parallel: the residual stream is sharded over tp
+    int64_t seqLocal; // sequence length of the residual stream
+  };
+
+  // -- shared layer code (spec and plan) -----------------------------------
+  void T(Prog &P, const std::string &name, const Val &v, int64_t batchDim,
+         int64_t tpDim, const std::string &planBase = "", int64_t epDim = -1);
+  Val weight(Prog &P, const std::string &name, Shape s, int64_t tpDim,
+             int64_t epDim = -1);
+  Vals layerWeights(Prog &P, int64_t k, const Dims &d);
+  bool isMoE(int64_t k) const { return m.deepseek && k >= m.firstDense; }
+  Vals layerForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
+                    const Val &x);
+  Val layerBackward(Prog &P, const Dims &d, const Vals &w, int64_t k,
+                    Vals &a, const Val &dout);
+  void attnForward(Prog &P, const Dims &d, const Vals &w, int64_t k, Vals &a,
+                   const Val &xg);
+  /// Returns the gradient of the attention input as (tp-partial, full).
+  std::pair<Val, Val> attnBackward(Prog &P, const Dims &d, const Vals &w,
+                                   int64_t k, Vals &a, const Val &dao);
+  void ffnForward(Prog &P, const Dims &d, const Vals &w, int64_t k, Vals &a,
+                  const Val &hg);
+  std::pair<Val, Val> ffnBackward(Prog &P, const Dims &d, const Vals &w,
+                                  int64_t k, Vals &a, const Val &dfo);
+  /// The sum of a tp-partial and a full (replicated over tp) tensor of
+  /// shape [rows, S, H], in the residual layout: full without sequence
+  /// parallelism, the rank's sequence chunk with it.
+  Val toResidual(Prog &P, const Dims &d, const Val *partial, const Val *full,
+                 StringRef hint);
+  /// The residual-layout tensor gathered to the full sequence.
+  Val gatherSeq(Prog &P, const Dims &d, const Val &x, StringRef hint);
+  void grad(Prog &P, const std::string &name, const Val &g, int64_t tpDim,
+            bool seqPartial = false, int64_t epDim = -1);
+  Val embedForward(Prog &P, const Dims &d, const Val &tokens, const Val &emb);
+  void embedBackward(Prog &P, const Dims &d, const Val &tokens,
+                     const Val &dx);
+  Vals headForward(Prog &P, const Dims &d, const Val &normW, const Val &outW,
+                   const Val &x, const Val &labels);
+  Val headBackward(Prog &P, const Dims &d, const Val &normW, const Val &outW,
+                   Vals &h, const Val &seed);
+
+  std::string spec();
+  std::string stageProgram(int64_t stage);
+  void endOfStep(Prog &P);
+  std::string lineages();
+  std::string meshText() const;
+
+  int64_t rankOf(int64_t d, int64_t s, int64_t t) const {
+    return (d * p.pp + s) * p.tp + t;
+  }
+  std::string lname(int64_t k, StringRef n) const {
+    return "l" + std::to_string(k) + "." + n.str();
+  }
+  /// The data-parallel group of dense parameters, and of expert parameters
+  /// (with expert parallelism, the ranks holding the same experts).
+  std::vector<std::string> dpAxes() const {
+    if (p.ep > 1)
+      return {"edp", "ep"};
+    return {"dp"};
+  }
+  std::vector<std::string> expertDpAxes() const {
+    if (p.ep > 1)
+      return {"edp"};
+    return {"dp"};
+  }
+  std::pair<int64_t, int64_t> layerRange(int64_t s) const {
+    return {s * L / p.pp, (s + 1) * L / p.pp};
+  }
+
+  ModelCfg m;
+  ParCfg p;
+  int64_t L, S, B, hd, rep;
+  bool tracedNorm;
+  static constexpr double kLr = 1e-3;
+
+  /// RMSNorm forward: one op, or (traced) the ops PyTorch records for
+  /// Hugging Face's LlamaRMSNorm: x * rsqrt(mean(x^2) + eps) * w.
+  Val norm(Prog &P, const Val &x, const Val &w, StringRef hint) {
+    if (!tracedNorm)
+      return P.rmsnorm(x, w, m.eps, hint);
+    int64_t last = x.s.size() - 1;
+    Val sq = P.scalarOp("pow", x, 2.0, (hint + "_sq").str());
+    Val var = P.meanKeep(sq, last, (hint + "_var").str());
+    Val ve = P.scalarOp("add_scalar", var, m.eps, (hint + "_var_eps").str());
+    Val r = P.unary("rsqrt", ve, (hint + "_rstd").str());
+    Val xr = P.mul(x, r, (hint + "_unit").str());
+    return P.mul(xr, w, hint);
+  }
+
+  // State of the program being generated.
+  bool inPlan = false;
+  int64_t curStage = 0, curMb = 0;
+  Val cosV, sinV, maskV;
+  std::vector<Rec> recs;
+  /// Weight inputs of the program being generated, by name.
+  std::map<std::string, Val> weightsIn;
+  struct Buf {
+    std::string name;
+    Shape shape;
+    int64_t tpDim, epDim;
+    bool seqPartial;
+  };
+  // Spec: weight gradient outputs in order. Plan: accumulated buffers of the
+  // current stage in order.
+  std::vector<std::pair<std::string, Val>> specGrads;
+  std::vector<Buf> bufs;
+  std::set<std::string> bufSeen;
+};
+
+// With sequence parallelism every tensor of the residual stream (layer
+// inputs and outputs, norm outputs, their gradients) is sharded along the
+// sequence (dimension 1) over tp: their lineages use tpDim = 1.
+#define RES_TP (d.sp ? 1 : -1)
+
+} // namespace mlir::tv::modelgen
+
+#endif

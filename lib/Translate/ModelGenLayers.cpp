@@ -1,0 +1,560 @@
+//===- ModelGenLayers.cpp - layers' forward and backward ops --------------===//
+//
+// The generator code the spec and the rank programs share (ModelGen.h): the
+// weights, tags and gradients of a layer, its forward and backward
+// (attention, dense or mixture-of-experts feed-forward, the residual stream
+// with or without sequence parallelism), the embedding and the LM head with
+// the loss.
+//
+//===----------------------------------------------------------------------===//
+#include "ModelGen.h"
+
+#include <cmath>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::tv::modelgen;
+
+void Gen::T(Prog &P, const std::string &name, const Val &v, int64_t batchDim,
+            int64_t tpDim, const std::string &planBase, int64_t epDim) {
+  if (!inPlan) {
+    P.tag(name, v);
+    return;
+  }
+  std::string pn =
+      (planBase.empty() ? name : planBase) + ".mb" + std::to_string(curMb);
+  P.tag(pn, v);
+  Rec r{name, pn, v.s, batchDim, tpDim, curStage, curMb};
+  r.epDim = epDim;
+  recs.push_back(r);
+}
+
+Val Gen::weight(Prog &P, const std::string &name, Shape s, int64_t tpDim,
+                int64_t epDim) {
+  Val v = P.input(name, s);
+  weightsIn[name] = v;
+  if (inPlan) {
+    Rec r{name, name, s, -1, tpDim, curStage, -1};
+    r.epDim = epDim;
+    recs.push_back(r);
+  }
+  return v;
+}
+
+void Gen::grad(Prog &P, const std::string &name, const Val &g, int64_t tpDim,
+               bool seqPartial, int64_t epDim) {
+  std::string gn = name + ".grad";
+  if (!inPlan) {
+    specGrads.push_back({name, g});
+    return;
+  }
+  P.accumulate(gn, g);
+  if (bufSeen.insert(gn).second)
+    bufs.push_back({name, g.s, tpDim, epDim, seqPartial && p.sp && p.tp > 1});
+}
+
+Vals Gen::layerWeights(Prog &P, int64_t k, const Dims &d) {
+  Vals w;
+  auto in = [&](StringRef n, Shape s, int64_t tpDim, int64_t epDim = -1) {
+    w[n.str()] = weight(P, lname(k, n), std::move(s), tpDim, epDim);
+  };
+  in("attention_norm", {m.H}, -1);
+  if (!m.deepseek) {
+    in("wq", {d.nh * hd, m.H}, 0);
+    in("wk", {d.nkv * hd, m.H}, 0);
+    in("wv", {d.nkv * hd, m.H}, 0);
+    in("wo", {m.H, d.nh * hd}, 1);
+  } else {
+    // Multi-head latent attention (DeepSeek-V2/V3): low-rank query and
+    // joint key/value compressions, replicated over tp; the up-projections
+    // are column-parallel over the heads, the output projection is
+    // row-parallel.
+    int64_t dq = m.dNope + m.dRope;
+    if (m.qLora) {
+      in("q_a_proj", {m.qLora, m.H}, -1);
+      in("q_a_layernorm", {m.qLora}, -1);
+      in("q_b_proj", {d.nh * dq, m.qLora}, 0);
+    } else {
+      in("q_proj", {d.nh * dq, m.H}, 0);
+    }
+    in("kv_a_proj_with_mqa", {m.kvLora + m.dRope, m.H}, -1);
+    in("kv_a_layernorm", {m.kvLora}, -1);
+    in("kv_b_proj", {d.nh * (m.dNope + m.dV), m.kvLora}, 0);
+    in("wo", {m.H, d.nh * m.dV}, 1);
+  }
+  in("ffn_norm", {m.H}, -1);
+  if (!isMoE(k)) {
+    in("w1", {d.I, m.H}, 0);
+    in("w2", {m.H, d.I}, 1);
+    in("w3", {d.I, m.H}, 0);
+  } else {
+    in("gate", {m.nExperts, m.H}, -1);
+    in("experts.w1", {d.experts, d.moeI, m.H}, 1, 0);
+    in("experts.w2", {d.experts, m.H, d.moeI}, 2, 0);
+    in("experts.w3", {d.experts, d.moeI, m.H}, 1, 0);
+    if (m.nShared) {
+      in("shared.w1", {d.shI, m.H}, 0);
+      in("shared.w2", {m.H, d.shI}, 1);
+      in("shared.w3", {d.shI, m.H}, 0);
+    }
+  }
+  return w;
+}
+
+Val Gen::toResidual(Prog &P, const Dims &d, const Val *partial,
+                    const Val *full, StringRef hint) {
+  std::optional<Val> r;
+  if (partial) {
+    if (!d.tp)
+      r = *partial;
+    else if (d.sp)
+      r = P.reduceScatter(*partial, 1, p.tp, {"tp"}, hint);
+    else
+      r = P.allReduce(*partial, {"tp"}, hint);
+  }
+  if (full) {
+    Val f = *full;
+    if (d.sp)
+      f = P.chunk(f, 1, p.tp, {"tp"}, hint);
+    r = r ? P.add(*r, f, hint) : f;
+  }
+  return *r;
+}
+
+Val Gen::gatherSeq(Prog &P, const Dims &d, const Val &x, StringRef hint) {
+  if (!d.sp)
+    return x;
+  return P.allGather(x, 1, p.tp, {"tp"}, hint);
+}
+
+Vals Gen::layerForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
+                       const Val &x) {
+  Vals a;
+  a["x"] = x;
+  P.comment("layer " + std::to_string(k) + " forward" +
+            (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
+  a["xn"] = norm(P, x, w.at("attention_norm"), "xn");
+  T(P, lname(k, "xn"), a["xn"], 0, RES_TP);
+  Val xg = gatherSeq(P, d, a["xn"], "xn_full");
+  a["xg"] = xg;
+  attnForward(P, d, w, k, a, xg);
+  Val ao = toResidual(P, d, &a["ao_part"], nullptr, "attn_out");
+  a["h"] = P.add(x, ao, "h");
+  T(P, lname(k, "h"), a["h"], 0, RES_TP);
+  a["hn"] = norm(P, a["h"], w.at("ffn_norm"), "hn");
+  T(P, lname(k, "hn"), a["hn"], 0, RES_TP);
+  Val hg = gatherSeq(P, d, a["hn"], "hn_full");
+  a["hg"] = hg;
+  ffnForward(P, d, w, k, a, hg);
+  Val mo = toResidual(P, d, a.count("fo_part") ? &a["fo_part"] : nullptr,
+                      a.count("fo_full") ? &a["fo_full"] : nullptr, "ffn_out");
+  a["out"] = P.add(a["h"], mo, "out");
+  T(P, lname(k, "out"), a["out"], 0, RES_TP);
+  return a;
+}
+
+void Gen::attnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
+                      Vals &a, const Val &xg) {
+  int64_t R = d.rows;
+  if (!m.deepseek) {
+    // q, k, v: [R, S, heads * hd] -> [R, S, heads, hd] -> [R, heads, S, hd].
+    auto heads = [&](const Val &wt, int64_t nHeads, StringRef hint) {
+      Val l = P.linear(xg, wt, hint);
+      Val r = P.reshape(l, {R, S, nHeads, hd}, hint);
+      return P.transpose(r, {0, 2, 1, 3}, hint);
+    };
+    a["q"] = P.rotary(heads(w.at("wq"), d.nh, "q"), cosV, sinV, "q_rot");
+    T(P, lname(k, "q"), a["q"], 0, 1);
+    a["k"] = P.rotary(heads(w.at("wk"), d.nkv, "k"), cosV, sinV, "k_rot");
+    T(P, lname(k, "k"), a["k"], 0, 1);
+    a["v"] = heads(w.at("wv"), d.nkv, "v");
+    T(P, lname(k, "v"), a["v"], 0, 1);
+    // Grouped-query attention: query head j reads key/value head j / rep.
+    auto repeat = [&](const Val &t, StringRef hint) {
+      if (rep == 1)
+        return t;
+      Val r = P.reshape(t, {R, d.nkv, 1, S, hd}, hint);
+      Val b = P.broadcast(r, {R, d.nkv, rep, S, hd}, hint);
+      return P.reshape(b, {R, d.nh, S, hd}, hint);
+    };
+    a["kRep"] = repeat(a["k"], "k_rep");
+    a["vRep"] = repeat(a["v"], "v_rep");
+  } else {
+    // MLA. Queries: [R, S, nh * (nope + rope)]; the rope part is rotated.
+    int64_t dq = m.dNope + m.dRope;
+    Val q;
+    if (m.qLora) {
+      a["cq"] = P.linear(xg, w.at("q_a_proj"), "q_a");
+      a["cqn"] = norm(P, a["cq"], w.at("q_a_layernorm"), "q_a_norm");
+      T(P, lname(k, "q_a"), a["cqn"], 0, -1);
+      q = P.linear(a["cqn"], w.at("q_b_proj"), "q");
+    } else {
+      q = P.linear(xg, w.at("q_proj"), "q");
+    }
+    Val q4 = P.transpose(P.reshape(q, {R, S, d.nh, dq}, "q"), {0, 2, 1, 3},
+                         "q");
+    Val qNope = P.slice(q4, {0, 0, 0, 0}, {R, d.nh, S, m.dNope}, "q_nope");
+    Val qPe = P.slice(q4, {0, 0, 0, m.dNope}, {R, d.nh, S, m.dRope}, "q_pe");
+    Val qRot = P.rotary(qPe, cosV, sinV, "q_pe_rot");
+    a["q"] = P.concat(qNope, qRot, 3, "q_full");
+    T(P, lname(k, "q"), a["q"], 0, 1);
+    // Joint key/value compression and the shared rotary key.
+    a["ckv"] = P.linear(xg, w.at("kv_a_proj_with_mqa"), "kv_a");
+    a["c"] = P.slice(a["ckv"], {0, 0, 0}, {R, S, m.kvLora}, "kv_c");
+    Val kPe = P.slice(a["ckv"], {0, 0, m.kvLora}, {R, S, m.dRope}, "k_pe");
+    Val kPe4 = P.transpose(P.reshape(kPe, {R, S, 1, m.dRope}, "k_pe"),
+                           {0, 2, 1, 3}, "k_pe");
+    Val kRot = P.rotary(kPe4, cosV, sinV, "k_pe_rot");
+    T(P, lname(k, "k_pe"), kRot, 0, -1);
+    a["cn"] = norm(P, a["c"], w.at("kv_a_layernorm"), "kv_a_norm");
+    T(P, lname(k, "kv_a"), a["cn"], 0, -1);
+    Val kv = P.linear(a["cn"], w.at("kv_b_proj"), "kv");
+    Val kv4 = P.transpose(
+        P.reshape(kv, {R, S, d.nh, m.dNope + m.dV}, "kv"), {0, 2, 1, 3}, "kv");
+    Val kNope = P.slice(kv4, {0, 0, 0, 0}, {R, d.nh, S, m.dNope}, "k_nope");
+    a["v"] = P.slice(kv4, {0, 0, 0, m.dNope}, {R, d.nh, S, m.dV}, "v");
+    T(P, lname(k, "v"), a["v"], 0, 1);
+    Val kB = P.broadcast(kRot, {R, d.nh, S, m.dRope}, "k_pe_heads");
+    a["k"] = P.concat(kNope, kB, 3, "k_full");
+    T(P, lname(k, "k"), a["k"], 0, 1);
+    a["kRep"] = a["k"];
+    a["vRep"] = a["v"];
+  }
+  int64_t dqk = m.deepseek ? m.dNope + m.dRope : hd;
+  int64_t dv = m.deepseek ? m.dV : hd;
+  Val sc = P.matmul(a["q"], a["kRep"], false, true, "scores");
+  Val scs = P.scale(sc, 1.0 / std::sqrt((double)dqk), "scores_scaled");
+  Val msk = P.applyMask(scs, maskV, "scores_masked");
+  a["probs"] = P.softmax(msk, 3, "probs");
+  T(P, lname(k, "probs"), a["probs"], 0, 1);
+  Val o = P.matmul(a["probs"], a["vRep"], false, false, "attn");
+  Val ot = P.transpose(o, {0, 2, 1, 3}, "attn");
+  a["o"] = P.reshape(ot, {R, S, d.nh * dv}, "attn_o");
+  T(P, lname(k, "attn_o"), a["o"], 0, 2);
+  a["ao_part"] =
+      P.linear(a["o"], w.at("wo"), d.tp ? "attn_out_part" : "attn_out");
+}
+
+void Gen::ffnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
+                     Vals &a, const Val &hg) {
+  auto swiglu = [&](StringRef pre, const Val &w1, const Val &w3,
+                    const Val &w2) {
+    std::string n = pre.str();
+    a[n + "a"] = P.linear(hg, w1, n + "ffn_a");
+    T(P, lname(k, n + "ffn_a"), a[n + "a"], 0, 2);
+    a[n + "b"] = P.linear(hg, w3, n + "ffn_b");
+    T(P, lname(k, n + "ffn_b"), a[n + "b"], 0, 2);
+    a[n + "sa"] = P.silu(a[n + "a"], n + "ffn_silu");
+    a[n + "g"] = P.mul(a[n + "sa"], a[n + "b"], n + "ffn_g");
+    T(P, lname(k, n + "ffn_g"), a[n + "g"], 0, 2);
+    return P.linear(a[n + "g"], w2, d.tp ? n + "ffn_out_part" : n + "ffn_out");
+  };
+  if (!isMoE(k)) {
+    a["fo_part"] = swiglu("", w.at("w1"), w.at("w3"), w.at("w2"));
+    return;
+  }
+  // Mixture of experts: top-k routing of every token, the routed experts
+  // batched along dimension 0, with expert parallelism an all-to-all to the
+  // ranks holding them and back; the shared experts as a dense SwiGLU.
+  int64_t R = d.rows, Tn = R * S;
+  a["hf"] = P.reshape(hg, {Tn, m.H}, "moe_in");
+  a["logits"] = P.linear(a["hf"], w.at("gate"), "router_logits");
+  T(P, lname(k, "router_logits"), a["logits"], 0, -1);
+  a["gates"] = P.topk(a["logits"], m.topK, "gates");
+  T(P, lname(k, "gates"), a["gates"], 0, -1);
+  Val disp = P.dispatch(a["hf"], a["gates"], "dispatched");
+  T(P, lname(k, "dispatched"), disp, 1, -1);
+  Val xe = disp;
+  if (p.ep > 1 && inPlan)
+    xe = P.allToAll(disp, 0, 1, p.ep, {"ep"}, "expert_in");
+  a["xe"] = xe;
+  a["ea"] = P.matmul(xe, w.at("experts.w1"), false, true, "expert_a");
+  a["eb"] = P.matmul(xe, w.at("experts.w3"), false, true, "expert_b");
+  a["esa"] = P.silu(a["ea"], "expert_silu");
+  a["eg"] = P.mul(a["esa"], a["eb"], "expert_g");
+  Val y = P.matmul(a["eg"], w.at("experts.w2"), false, true,
+                   d.tp ? "expert_out_part" : "expert_out");
+  if (d.tp)
+    y = P.allReduce(y, {"tp"}, "expert_out");
+  if (p.ep > 1 && inPlan)
+    y = P.allToAll(y, 1, 0, p.ep, {"ep"}, "expert_out_back");
+  a["ey"] = y;
+  T(P, lname(k, "expert_out"), y, 1, -1);
+  Val r = P.combine(y, a["gates"], "routed");
+  a["fo_full"] = P.reshape(r, {R, S, m.H}, "routed");
+  if (m.nShared)
+    a["fo_part"] = swiglu("shared_", w.at("shared.w1"), w.at("shared.w3"),
+                          w.at("shared.w2"));
+}
+
+Val Gen::layerBackward(Prog &P, const Dims &d, const Vals &w, int64_t k,
+                       Vals &a, const Val &dout) {
+  P.comment("layer " + std::to_string(k) + " backward" +
+            (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
+  // Each residual block backward: gather the incoming gradient, run the
+  // block's backward, reduce its input gradient into the residual layout,
+  // back through the block's norm, and add to the residual gradient.
+  auto block = [&](const Val &dIn, StringRef gatherHint, auto backwardFn,
+                   StringRef dnName, StringRef normIn, StringRef normW,
+                   StringRef hx, StringRef hw, StringRef outName) {
+    auto [part, full] = backwardFn(gatherSeq(P, d, dIn, gatherHint));
+    Val dn = toResidual(P, d, part.n.empty() ? nullptr : &part,
+                        full.n.empty() ? nullptr : &full, dnName);
+    T(P, lname(k, dnName), dn, 0, RES_TP);
+    auto [dxn, dwn] =
+        P.rmsnormGrad(a[normIn.str()], w.at(normW.str()), dn, m.eps, hx, hw);
+    grad(P, lname(k, normW), dwn, -1, /*seqPartial=*/true);
+    Val r = P.add(dIn, dxn, outName);
+    T(P, lname(k, outName), r, 0, RES_TP);
+    return r;
+  };
+  Val dh = block(
+      dout, "d_ffn_out",
+      [&](const Val &g) { return ffnBackward(P, d, w, k, a, g); }, "d_hn",
+      "h", "ffn_norm", "d_h_norm", "d_ffn_norm", "d_h");
+  Val dx = block(
+      dh, "d_attn_out",
+      [&](const Val &g) { return attnBackward(P, d, w, k, a, g); }, "d_xn",
+      "x", "attention_norm", "d_x_norm", "d_attention_norm", "d_x");
+  return dx;
+}
+
+std::pair<Val, Val> Gen::ffnBackward(Prog &P, const Dims &d, const Vals &w,
+                                     int64_t k, Vals &a, const Val &dfo) {
+  const Val &hg = a["hg"];
+  auto swiglu = [&](StringRef pre, StringRef wpre) {
+    std::string n = pre.str(), wn = wpre.str();
+    auto [dg, dw2] = P.linearGrad(a[n + "g"], w.at(wn + "w2"), dfo,
+                                  "d_" + n + "ffn_g", "d_" + n + "w2");
+    T(P, lname(k, "d_" + n + "ffn_g"), dg, 0, 2);
+    grad(P, lname(k, wn + "w2"), dw2, 1);
+    auto [dsa, db] = P.mulGrad(a[n + "sa"], a[n + "b"], dg,
+                               "d_" + n + "ffn_silu", "d_" + n + "ffn_b");
+    T(P, lname(k, "d_" + n + "ffn_b"), db, 0, 2);
+    Val da = P.siluGrad(a[n + "a"], dsa, "d_" + n + "ffn_a");
+    T(P, lname(k, "d_" + n + "ffn_a"), da, 0, 2);
+    auto [dh1, dw1] = P.linearGrad(hg, w.at(wn + "w1"), da,
+                                   "d_" + n + "hn_1", "d_" + n + "w1");
+    auto [dh3, dw3] = P.linearGrad(hg, w.at(wn + "w3"), db,
+                                   "d_" + n + "hn_3", "d_" + n + "w3");
+    grad(P, lname(k, wn + "w1"), dw1, 0);
+    grad(P, lname(k, wn + "w3"), dw3, 0);
+    return P.add(dh1, dh3, d.tp ? "d_" + n + "hn_part" : "d_" + n + "hn");
+  };
+  if (!isMoE(k))
+    return {swiglu("", ""), Val{}};
+  int64_t R = d.rows, Tn = R * S;
+  Val dr = P.reshape(dfo, {Tn, m.H}, "d_routed");
+  auto [dy, dgates] =
+      P.combineGrad(a["ey"], a["gates"], dr, "d_expert_out", "d_gates");
+  T(P, lname(k, "d_expert_out"), dy, 1, -1);
+  T(P, lname(k, "d_gates"), dgates, 0, -1);
+  Val dyl = dy;
+  if (p.ep > 1 && inPlan)
+    dyl = P.allToAll(dy, 0, 1, p.ep, {"ep"}, "d_expert_out_local");
+  // y = g @ w2^T, g = silu(a) * b, a = x @ w1^T, b = x @ w3^T, batched.
+  Val dg = P.matmul(dyl, w.at("experts.w2"), false, false, "d_expert_g");
+  Val dw2 = P.matmul(dyl, a["eg"], true, false, "d_experts_w2");
+  grad(P, lname(k, "experts.w2"), dw2, 2, false, 0);
+  auto [dsa, db] =
+      P.mulGrad(a["esa"], a["eb"], dg, "d_expert_silu", "d_expert_b");
+  Val da = P.siluGrad(a["ea"], dsa, "d_expert_a");
+  Val dx1 = P.matmul(da, w.at("experts.w1"), false, false, "d_expert_in_1");
+  Val dw1 = P.matmul(da, a["xe"], true, false, "d_experts_w1");
+  Val dx3 = P.matmul(db, w.at("experts.w3"), false, false, "d_expert_in_3");
+  Val dw3 = P.matmul(db, a["xe"], true, false, "d_experts_w3");
+  grad(P, lname(k, "experts.w1"), dw1, 1, false, 0);
+  grad(P, lname(k, "experts.w3"), dw3, 1, false, 0);
+  Val dxe = P.add(dx1, dx3, d.tp ? "d_expert_in_part" : "d_expert_in");
+  if (d.tp)
+    dxe = P.allReduce(dxe, {"tp"}, "d_expert_in");
+  if (p.ep > 1 && inPlan)
+    dxe = P.allToAll(dxe, 1, 0, p.ep, {"ep"}, "d_dispatched");
+  T(P, lname(k, "d_dispatched"), dxe, 1, -1);
+  Val dhr = P.dispatchGrad(dxe, a["gates"], "d_moe_in_routed");
+  Val dlog = P.topkGrad(a["logits"], dgates, m.topK, "d_router_logits");
+  T(P, lname(k, "d_router_logits"), dlog, 0, -1);
+  auto [dhg, dwg] =
+      P.linearGrad(a["hf"], w.at("gate"), dlog, "d_moe_in_gate", "d_gate");
+  grad(P, lname(k, "gate"), dwg, -1);
+  Val full = P.reshape(P.add(dhr, dhg, "d_moe_in"), {R, S, m.H}, "d_moe_in");
+  Val part;
+  if (m.nShared)
+    part = swiglu("shared_", "shared.");
+  return {part, full};
+}
+
+std::pair<Val, Val> Gen::attnBackward(Prog &P, const Dims &d, const Vals &w,
+                                      int64_t k, Vals &a, const Val &dao) {
+  int64_t R = d.rows;
+  int64_t dqk = m.deepseek ? m.dNope + m.dRope : hd;
+  int64_t dvh = m.deepseek ? m.dV : hd;
+  auto [dof, dwo] = P.linearGrad(a["o"], w.at("wo"), dao, "d_attn_o", "d_wo");
+  T(P, lname(k, "d_attn_o"), dof, 0, 2);
+  grad(P, lname(k, "wo"), dwo, 1);
+  Val do4 = P.reshape(dof, {R, S, d.nh, dvh}, "d_attn");
+  Val dot = P.transpose(do4, {0, 2, 1, 3}, "d_attn");
+  Val dpr = P.matmul(dot, a["vRep"], false, true, "d_probs");
+  T(P, lname(k, "d_probs"), dpr, 0, 1);
+  Val dvRep = P.matmul(a["probs"], dot, true, false, "d_v_rep");
+  Val dsm = P.softmaxGrad(a["probs"], dpr, 3, "d_scores_masked");
+  Val dss = P.applyMask(dsm, maskV, "d_scores_scaled", /*grad=*/true);
+  Val ds = P.scale(dss, 1.0 / std::sqrt((double)dqk), "d_scores");
+  T(P, lname(k, "d_scores"), ds, 0, 1);
+  Val dq = P.matmul(ds, a["kRep"], false, false, "d_q_rot");
+  Val dkRep = P.matmul(ds, a["q"], true, false, "d_k_rep");
+  const Val &xg = a["xg"];
+  if (!m.deepseek) {
+    auto unrepeat = [&](const Val &t, StringRef hint) {
+      if (rep == 1)
+        return t;
+      Val r = P.reshape(t, {R, d.nkv, rep, S, hd}, hint);
+      return P.sum(r, 2, hint);
+    };
+    Val dv = unrepeat(dvRep, "d_v");
+    T(P, lname(k, "d_v"), dv, 0, 1);
+    Val dk = unrepeat(dkRep, "d_k_rot");
+    Val dqp = P.rotary(dq, cosV, sinV, "d_q", /*grad=*/true);
+    T(P, lname(k, "d_q"), dqp, 0, 1);
+    Val dkp = P.rotary(dk, cosV, sinV, "d_k", /*grad=*/true);
+    T(P, lname(k, "d_k"), dkp, 0, 1);
+    auto flat = [&](const Val &t, int64_t nHeads, StringRef hint) {
+      Val tt = P.transpose(t, {0, 2, 1, 3}, hint);
+      return P.reshape(tt, {R, S, nHeads * hd}, hint);
+    };
+    auto [dxq, dwq] = P.linearGrad(xg, w.at("wq"), flat(dqp, d.nh, "d_q_flat"),
+                                   "d_xn_q", "d_wq");
+    auto [dxk, dwk] = P.linearGrad(
+        xg, w.at("wk"), flat(dkp, d.nkv, "d_k_flat"), "d_xn_k", "d_wk");
+    auto [dxv, dwv] = P.linearGrad(xg, w.at("wv"), flat(dv, d.nkv, "d_v_flat"),
+                                   "d_xn_v", "d_wv");
+    grad(P, lname(k, "wq"), dwq, 0);
+    grad(P, lname(k, "wk"), dwk, 0);
+    grad(P, lname(k, "wv"), dwv, 0);
+    return {P.add(P.add(dxq, dxk, "d_xn_qk"), dxv,
+                  d.tp ? "d_xn_part" : "d_xn"),
+            Val{}};
+  }
+  // MLA backward.
+  T(P, lname(k, "d_v"), dvRep, 0, 1);
+  Val dqNope = P.slice(dq, {0, 0, 0, 0}, {R, d.nh, S, m.dNope}, "d_q_nope");
+  Val dqRot = P.slice(dq, {0, 0, 0, m.dNope}, {R, d.nh, S, m.dRope},
+                      "d_q_pe_rot");
+  Val dqPe = P.rotary(dqRot, cosV, sinV, "d_q_pe", /*grad=*/true);
+  Val dq4 = P.concat(dqNope, dqPe, 3, "d_q");
+  T(P, lname(k, "d_q"), dq4, 0, 1);
+  Val dqf = P.reshape(P.transpose(dq4, {0, 2, 1, 3}, "d_q_flat"),
+                      {R, S, d.nh * dqk}, "d_q_flat");
+  Val dkNope = P.slice(dkRep, {0, 0, 0, 0}, {R, d.nh, S, m.dNope}, "d_k_nope");
+  Val dkB = P.slice(dkRep, {0, 0, 0, m.dNope}, {R, d.nh, S, m.dRope},
+                    "d_k_pe_heads");
+  // The rotary key is shared by the heads: its gradient sums over them,
+  // over this rank's heads only under tp.
+  Val dkRot = P.reshape(P.sum(dkB, 1, "d_k_pe_rot"), {R, 1, S, m.dRope},
+                        "d_k_pe_rot");
+  if (d.tp)
+    dkRot = P.allReduce(dkRot, {"tp"}, "d_k_pe_rot_sum");
+  T(P, lname(k, "d_k_pe"), dkRot, 0, -1);
+  Val dkPe4 = P.rotary(dkRot, cosV, sinV, "d_k_pe", /*grad=*/true);
+  Val dkPe = P.reshape(P.transpose(dkPe4, {0, 2, 1, 3}, "d_k_pe"),
+                       {R, S, m.dRope}, "d_k_pe");
+  Val dkv4 = P.concat(dkNope, dvRep, 3, "d_kv");
+  Val dkv = P.reshape(P.transpose(dkv4, {0, 2, 1, 3}, "d_kv_flat"),
+                      {R, S, d.nh * (m.dNope + m.dV)}, "d_kv_flat");
+  auto [dcn, dwkvb] = P.linearGrad(a["cn"], w.at("kv_b_proj"), dkv,
+                                   d.tp ? "d_kv_a_norm_part" : "d_kv_a_norm",
+                                   "d_kv_b_proj");
+  grad(P, lname(k, "kv_b_proj"), dwkvb, 0);
+  if (d.tp)
+    dcn = P.allReduce(dcn, {"tp"}, "d_kv_a_norm");
+  T(P, lname(k, "d_kv_a"), dcn, 0, -1);
+  auto [dc, dkvn] = P.rmsnormGrad(a["c"], w.at("kv_a_layernorm"), dcn, m.eps,
+                                  "d_kv_c", "d_kv_a_layernorm");
+  grad(P, lname(k, "kv_a_layernorm"), dkvn, -1);
+  Val dckv = P.concat(dc, dkPe, 2, "d_kv_a");
+  auto [dxkv, dwkva] = P.linearGrad(xg, w.at("kv_a_proj_with_mqa"), dckv,
+                                    "d_xn_kv", "d_kv_a_proj_with_mqa");
+  grad(P, lname(k, "kv_a_proj_with_mqa"), dwkva, -1);
+  if (m.qLora) {
+    auto [dcqn, dwqb] = P.linearGrad(a["cqn"], w.at("q_b_proj"), dqf,
+                                     d.tp ? "d_q_a_norm_part" : "d_q_a_norm",
+                                     "d_q_b_proj");
+    grad(P, lname(k, "q_b_proj"), dwqb, 0);
+    if (d.tp)
+      dcqn = P.allReduce(dcqn, {"tp"}, "d_q_a_norm");
+    T(P, lname(k, "d_q_a"), dcqn, 0, -1);
+    auto [dcq, dqn] = P.rmsnormGrad(a["cq"], w.at("q_a_layernorm"), dcqn,
+                                    m.eps, "d_q_a", "d_q_a_layernorm");
+    grad(P, lname(k, "q_a_layernorm"), dqn, -1);
+    auto [dxq, dwqa] =
+        P.linearGrad(xg, w.at("q_a_proj"), dcq, "d_xn_q", "d_q_a_proj");
+    grad(P, lname(k, "q_a_proj"), dwqa, -1);
+    return {Val{}, P.add(dxq, dxkv, "d_xn_full")};
+  }
+  auto [dxq, dwq] = P.linearGrad(xg, w.at("q_proj"), dqf,
+                                 d.tp ? "d_xn_q_part" : "d_xn_q", "d_q_proj");
+  grad(P, lname(k, "q_proj"), dwq, 0);
+  return {dxq, dxkv};
+}
+
+Val Gen::embedForward(Prog &P, const Dims &d, const Val &tokens,
+                      const Val &emb) {
+  P.comment("embedding" +
+            (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
+  Val e = P.embedding(tokens, emb, d.tp, d.tp ? "embed_part" : "embed");
+  e = toResidual(P, d, &e, nullptr, "embed");
+  T(P, "embed", e, 0, RES_TP);
+  return e;
+}
+
+void Gen::embedBackward(Prog &P, const Dims &d, const Val &tokens,
+                        const Val &dx) {
+  P.comment("embedding backward" +
+            (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
+  Val dxg = gatherSeq(P, d, dx, "d_embed");
+  Val g = P.embeddingGrad(tokens, dxg, {d.V, m.H}, d.tp, "d_tok_embeddings");
+  grad(P, "tok_embeddings", g, 0);
+}
+
+Vals Gen::headForward(Prog &P, const Dims &d, const Val &normW,
+                      const Val &outW, const Val &x, const Val &labels) {
+  Vals h;
+  int64_t R = d.rows;
+  P.comment("final norm, LM head, loss" +
+            (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
+  h["x"] = x;
+  h["fn"] = norm(P, x, normW, "final_xn");
+  T(P, "final.xn", h["fn"], 0, RES_TP);
+  h["fg"] = gatherSeq(P, d, h["fn"], "final_xn_full");
+  Val lg = P.linear(h["fg"], outW, d.tp ? "logits_part" : "logits");
+  if (d.tp)
+    lg = P.allGather(lg, 2, p.tp, {"tp"}, "logits");
+  h["logits"] = P.reshape(lg, {R * S, m.V}, "logits_flat");
+  T(P, "logits", h["logits"], 0, -1);
+  h["labels"] = P.reshape(labels, {R * S}, "labels_flat");
+  h["loss"] = P.crossEntropy(h["logits"], h["labels"], "loss");
+  return h;
+}
+
+Val Gen::headBackward(Prog &P, const Dims &d, const Val &normW,
+                      const Val &outW, Vals &h, const Val &seed) {
+  int64_t R = d.rows;
+  P.comment("loss, LM head, final norm backward" +
+            (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
+  Val dl = P.crossEntropyGrad(h["logits"], h["labels"], seed, "d_logits_flat");
+  T(P, "d_logits", dl, 0, -1);
+  Val dlg = P.reshape(dl, {R, S, m.V}, "d_logits");
+  if (d.tp)
+    dlg = P.chunk(dlg, 2, p.tp, {"tp"}, "d_logits_chunk");
+  auto [dfn, dout] = P.linearGrad(h["fg"], outW, dlg,
+                                  d.tp ? "d_final_xn_part" : "d_final_xn",
+                                  "d_output");
+  grad(P, "output", dout, 0);
+  dfn = toResidual(P, d, &dfn, nullptr, "d_final_xn");
+  T(P, "final.d_xn", dfn, 0, RES_TP);
+  auto [dx, dn] =
+      P.rmsnormGrad(h["x"], normW, dfn, m.eps, "d_final_x", "d_norm");
+  grad(P, "norm", dn, -1, /*seqPartial=*/true);
+  T(P, "final.d_x", dx, 0, RES_TP);
+  return dx;
+}

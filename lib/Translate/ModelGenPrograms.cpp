@@ -1,0 +1,334 @@
+//===- ModelGenPrograms.cpp - spec, rank programs, lineages ---------------===//
+//
+// The programs of the generated module (ModelGen.h): the single-device spec,
+// one rank program per pipeline stage (the 1F1B schedule, the end-of-step
+// data-parallel reduction and the sharded optimizer step), the
+// tv.lineage_map statements, the mesh and the module text.
+//
+//===----------------------------------------------------------------------===//
+#include "ModelGen.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::tv::modelgen;
+
+std::string Gen::spec() {
+  inPlan = false;
+  weightsIn.clear();
+  Prog P("  ");
+  int64_t N = p.dp * p.mb * B;
+  Dims d{N,       m.nh,       m.nkv, m.I, m.V, m.moeI, m.nShared * m.moeI,
+         m.nExperts, false, false, S};
+  Val tokens = P.input("tokens", {N, S}, "i64");
+  Val labels = P.input("labels", {N, S}, "i64");
+  Val dloss = P.input("dloss", {});
+  int64_t dRot = m.deepseek ? m.dRope : hd;
+  cosV = P.input("rope_cos", {S, dRot / 2});
+  sinV = P.input("rope_sin", {S, dRot / 2});
+  Val emb = weight(P, "tok_embeddings", {m.V, m.H}, 0);
+  std::vector<Vals> ws;
+  for (int64_t k = 0; k < L; ++k)
+    ws.push_back(layerWeights(P, k, d));
+  Val normW = weight(P, "norm", {m.H}, -1);
+  Val outW = weight(P, "output", {m.V, m.H}, 0);
+  maskV = P.causalMask(S, "mask");
+  Val x = embedForward(P, d, tokens, emb);
+  std::vector<Vals> acts;
+  for (int64_t k = 0; k < L; ++k) {
+    acts.push_back(layerForward(P, d, ws[k], k, x));
+    x = acts.back()["out"];
+  }
+  Vals h = headForward(P, d, normW, outW, x, labels);
+  P.output("loss", h["loss"]);
+  Val dx = headBackward(P, d, normW, outW, h, dloss);
+  for (int64_t k = L - 1; k >= 0; --k)
+    dx = layerBackward(P, d, ws[k], k, acts[k], dx);
+  embedBackward(P, d, tokens, dx);
+  for (auto &[name, g] : specGrads)
+    P.output(name + ".grad", g);
+  if (p.zero) {
+    P.comment("optimizer step (SGD)");
+    for (auto &[name, g] : specGrads)
+      P.output(name + ".new",
+               P.sgd(weightsIn.at(name), g, kLr, name + "_new"));
+  }
+  return "tv.spec @spec {\n" + P.text() + "}\n";
+}
+
+void Gen::endOfStep(Prog &P) {
+  std::vector<std::string> dense = dpAxes(), expert = expertDpAxes();
+  for (const Buf &b : bufs) {
+    bool isExpert = b.epDim >= 0;
+    const std::vector<std::string> &axes = isExpert ? expert : dense;
+    int64_t n = isExpert ? p.dp / p.ep : p.dp;
+    std::string gn = b.name + ".grad";
+    Val g = P.bufferRead(gn, b.shape);
+    // Sequence parallelism: a norm weight's gradient was computed on this
+    // rank's sequence chunk; Megatron all-reduces it over tp.
+    if (b.seqPartial)
+      g = P.allReduce(g, {"tp"}, gn + "_sp");
+    int64_t zDim = -1;
+    if (p.zero >= 1 && n > 1)
+      for (size_t i = 0; i < b.shape.size() && zDim < 0; ++i)
+        if (b.shape[i] % n == 0)
+          zDim = i;
+    Rec gr{gn, gn, b.shape, -1, b.tpDim, curStage, -1};
+    gr.epDim = b.epDim;
+    if (p.zero == 2 && zDim >= 0) {
+      // ZeRO-2: each rank keeps only its shard of the reduced gradient.
+      g = P.reduceScatter(g, zDim, n, axes, gn);
+      gr.shape = g.s;
+      gr.zDim = zDim;
+      gr.zExpert = isExpert;
+    } else if (n > 1) {
+      g = P.allReduce(g, axes, gn);
+    }
+    P.output(gn, g);
+    recs.push_back(gr);
+    if (!p.zero)
+      continue;
+    // ZeRO-1/2: the optimizer step on this rank's shard, then an all-gather
+    // of the updated parameter.
+    Val w = weightsIn.at(b.name);
+    Val gs = g, ws = w;
+    if (zDim >= 0) {
+      ws = P.chunk(w, zDim, n, axes, b.name + "_shard");
+      if (p.zero == 1)
+        gs = P.chunk(g, zDim, n, axes, gn + "_shard");
+    }
+    Val nw = P.sgd(ws, gs, kLr, b.name + "_new");
+    if (zDim >= 0)
+      nw = P.allGather(nw, zDim, n, axes, b.name + "_new");
+    P.output(b.name + ".new", nw);
+    Rec wr{b.name + ".new", b.name + ".new", b.shape, -1, b.tpDim, curStage,
+           -1};
+    wr.epDim = b.epDim;
+    recs.push_back(wr);
+  }
+}
+
+std::string Gen::stageProgram(int64_t s) {
+  inPlan = true;
+  curStage = s;
+  curMb = -1;
+  bufs.clear();
+  bufSeen.clear();
+  weightsIn.clear();
+  Prog P("    ");
+  bool sp = p.sp && p.tp > 1;
+  Dims d{B,
+         m.nh / p.tp,
+         m.nkv / p.tp,
+         m.I / p.tp,
+         m.V / p.tp,
+         m.moeI / p.tp,
+         m.nShared * m.moeI / p.tp,
+         m.nExperts / p.ep,
+         p.tp > 1,
+         sp,
+         sp ? S / p.tp : S};
+  auto [k0, k1] = layerRange(s);
+  bool first = s == 0, last = s == p.pp - 1;
+  auto in = [&](const std::string &spec, const std::string &name, Shape sh,
+                int64_t batchDim, int64_t tpDim, int64_t mb,
+                StringRef et = "f32") {
+    Val v = P.input(name, sh, et);
+    recs.push_back({spec, name, sh, batchDim, tpDim, s, mb});
+    return v;
+  };
+  int64_t dRot = m.deepseek ? m.dRope : hd;
+  cosV = in("rope_cos", "rope_cos", {S, dRot / 2}, -1, -1, -1);
+  sinV = in("rope_sin", "rope_sin", {S, dRot / 2}, -1, -1, -1);
+  Val emb, normW, outW, dloss;
+  std::vector<Val> tokens(p.mb), labels(p.mb);
+  if (first) {
+    emb = weight(P, "tok_embeddings", {d.V, m.H}, 0);
+    for (int64_t i = 0; i < p.mb; ++i)
+      tokens[i] = in("tokens", "tokens.mb" + std::to_string(i), {B, S}, 0, -1,
+                     i, "i64");
+  }
+  std::map<int64_t, Vals> ws;
+  for (int64_t k = k0; k < k1; ++k)
+    ws[k] = layerWeights(P, k, d);
+  if (last) {
+    normW = weight(P, "norm", {m.H}, -1);
+    outW = weight(P, "output", {d.V, m.H}, 0);
+    dloss = in("dloss", "dloss", {}, -1, -1, -1);
+    for (int64_t i = 0; i < p.mb; ++i)
+      labels[i] = in("labels", "labels.mb" + std::to_string(i), {B, S}, 0, -1,
+                     i, "i64");
+  }
+  maskV = P.causalMask(S, "mask");
+
+  std::map<int64_t, std::map<int64_t, Vals>> acts;
+  std::map<int64_t, Vals> heads;
+  std::vector<Val> losses;
+  Shape resid{B, d.seqLocal, m.H};
+  auto forward = [&](int64_t i) {
+    P.mb = curMb = i;
+    Val x;
+    if (first) {
+      x = embedForward(P, d, tokens[i], emb);
+    } else {
+      x = P.recv(resid, -1, "x_recv");
+      std::string n = lname(k0 - 1, "out");
+      T(P, n, x, 0, RES_TP, n + ".recv");
+    }
+    for (int64_t k = k0; k < k1; ++k) {
+      acts[i][k] = layerForward(P, d, ws[k], k, x);
+      x = acts[i][k]["out"];
+    }
+    if (last) {
+      heads[i] = headForward(P, d, normW, outW, x, labels[i]);
+      losses.push_back(heads[i]["loss"]);
+    } else {
+      P.send(x, 1);
+    }
+    P.mb = curMb = -1;
+  };
+  auto backward = [&](int64_t i) {
+    P.mb = curMb = i;
+    Val dx;
+    if (last) {
+      Val seed = dloss;
+      if (p.dp * p.mb > 1)
+        seed = P.scale(dloss, 1.0 / (double)(p.dp * p.mb), "dloss_mb");
+      dx = headBackward(P, d, normW, outW, heads[i], seed);
+    } else {
+      dx = P.recv(resid, 1, "dout_recv");
+      std::string n = lname(k1, "d_x");
+      T(P, n, dx, 0, RES_TP, n + ".recv");
+    }
+    for (int64_t k = k1 - 1; k >= k0; --k)
+      dx = layerBackward(P, d, ws[k], k, acts[i][k], dx);
+    if (first)
+      embedBackward(P, d, tokens[i], dx);
+    else
+      P.send(dx, -1);
+    P.mb = curMb = -1;
+  };
+  // 1F1B: pp - s - 1 warm-up forwards, then one forward and one backward
+  // alternately, then the remaining backwards.
+  int64_t warm = std::min(p.pp - s - 1, p.mb);
+  for (int64_t i = 0; i < warm; ++i)
+    forward(i);
+  for (int64_t i = 0; i < p.mb - warm; ++i) {
+    forward(warm + i);
+    backward(i);
+  }
+  for (int64_t i = p.mb - warm; i < p.mb; ++i)
+    backward(i);
+
+  P.comment("end of step: loss, data-parallel reduction of the gradients" +
+            std::string(p.zero ? ", sharded optimizer step (ZeRO-" +
+                                     std::to_string(p.zero) + ")"
+                               : ""));
+  if (last) {
+    Val l = losses[0];
+    for (size_t i = 1; i < losses.size(); ++i)
+      l = P.add(l, losses[i], "loss_sum");
+    if (p.dp * p.mb > 1)
+      l = P.scale(l, 1.0 / (double)(p.dp * p.mb), "loss_local");
+    if (p.dp > 1)
+      l = P.allReduce(l, dpAxes(), "loss_global");
+    P.output("loss", l);
+    recs.push_back({"loss", "loss", {}, -1, -1, s, -1});
+  }
+  endOfStep(P);
+
+  std::string ranks;
+  for (int64_t dd = 0; dd < p.dp; ++dd)
+    for (int64_t t = 0; t < p.tp; ++t)
+      ranks += (ranks.empty() ? "" : ", ") + std::to_string(rankOf(dd, s, t));
+  return "  // pipeline stage " + std::to_string(s) + ": layers " +
+         std::to_string(k0) + ".." + std::to_string(k1 - 1) +
+         (first ? ", embedding" : "") + (last ? ", final norm, head, loss" : "") +
+         "\n  tv.rank_program [" + ranks + "] {\n" + P.text() + "  }\n";
+}
+
+std::string Gen::lineages() {
+  // One tv.lineage_map per plan tensor and pipeline stage: the block of the
+  // spec tensor a rank holds is affine in its mesh coordinates (d0.. in the
+  // mesh's axis order), so the statement does not grow with dp, tp or ep.
+  const bool ep = p.ep > 1;
+  const std::string dims = ep ? "(d0, d1, d2, d3)" : "(d0, d1, d2)";
+  // The data-parallel index dd = edp * ep + e, its parts, and the tp index.
+  const std::string dd = ep ? "(d0 * " + std::to_string(p.ep) + " + d1)" : "d0";
+  const std::string edp = "d0", e = ep ? "d1" : "0", t = ep ? "d3" : "d2";
+  std::string out;
+  for (const Rec &r : recs) {
+    std::string map = "affine_map<" + dims + " -> (";
+    for (size_t i = 0; i < r.shape.size(); ++i) {
+      // Block index along this dimension: model-parallel (tp or ep) outer,
+      // the ZeRO shard inner.
+      std::string idx = "0";
+      if ((int64_t)i == r.batchDim)
+        idx = dd + " * " + std::to_string(p.mb) + " + " + std::to_string(r.mb);
+      if ((int64_t)i == r.tpDim)
+        idx = t;
+      if ((int64_t)i == r.epDim)
+        idx = e;
+      if ((int64_t)i == r.zDim) {
+        int64_t zn = r.zExpert ? p.dp / p.ep : p.dp;
+        idx = "(" + idx + ") * " + std::to_string(zn) + " + " +
+              (r.zExpert ? edp : dd);
+      }
+      map += (i ? ", " : "") + idx;
+    }
+    map += ")>";
+    std::string shape = "[";
+    for (size_t i = 0; i < r.shape.size(); ++i)
+      shape += (i ? ", " : "") + std::to_string(r.shape[i]);
+    shape += "]";
+    out += "tv.lineage_map \"" + r.spec + "\" blocks " + map + " shape " +
+           shape + " = \"" + r.plan + "\" on @mesh where {pp = " +
+           std::to_string(r.stage) + " : i64}\n";
+  }
+  return out;
+}
+
+std::string Gen::meshText() const {
+  if (p.ep > 1)
+    return "tv.mesh @mesh axes [\"edp\", \"ep\", \"pp\", \"tp\"] sizes [" +
+           std::to_string(p.dp / p.ep) + ", " + std::to_string(p.ep) + ", " +
+           std::to_string(p.pp) + ", " + std::to_string(p.tp) + "]\n";
+  return "tv.mesh @mesh axes [\"dp\", \"pp\", \"tp\"] sizes [" +
+         std::to_string(p.dp) + ", " + std::to_string(p.pp) + ", " +
+         std::to_string(p.tp) + "]\n";
+}
+
+std::string Gen::run() {
+  std::string out;
+  out += std::string("// ") + (m.deepseek ? "DeepSeek-V3" : "Llama3") +
+         " training step generated by tv-translate --import-model-config.\n";
+  out += "// hidden " + std::to_string(m.H) + ", layers " + std::to_string(L) +
+         ", heads " + std::to_string(m.nh) + ", kv heads " +
+         std::to_string(m.nkv) + ", intermediate " + std::to_string(m.I) +
+         ", vocab " + std::to_string(m.V) + ", rope_theta " + flt(m.theta) +
+         " (cos/sin are inputs)\n";
+  if (m.deepseek)
+    out += "// MLA q_lora " + std::to_string(m.qLora) + ", kv_lora " +
+           std::to_string(m.kvLora) + ", qk nope/rope " +
+           std::to_string(m.dNope) + "/" + std::to_string(m.dRope) + ", v " +
+           std::to_string(m.dV) + "; MoE " + std::to_string(m.nExperts) +
+           " routed experts (top " + std::to_string(m.topK) + "), " +
+           std::to_string(m.nShared) + " shared, expert intermediate " +
+           std::to_string(m.moeI) + ", first " + std::to_string(m.firstDense) +
+           " layers dense\n";
+  out += "// seq " + std::to_string(S) + ", micro-batch size " +
+         std::to_string(B) + "; dp=" + std::to_string(p.dp) +
+         " tp=" + std::to_string(p.tp) + " pp=" + std::to_string(p.pp) +
+         " mb=" + std::to_string(p.mb) + " ep=" + std::to_string(p.ep) +
+         (p.sp ? " sp" : "") +
+         (p.zero ? " zero=" + std::to_string(p.zero) : "") + " (1F1B)\n";
+  out += meshText();
+  out += spec();
+  out += "tv.plan @plan mesh @mesh micro_batches " + std::to_string(p.mb) +
+         " {\n";
+  for (int64_t s = 0; s < p.pp; ++s)
+    out += stageProgram(s);
+  out += "}\n";
+  out += lineages();
+  return out;
+}
