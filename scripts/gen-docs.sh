@@ -6,4 +6,5 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 ninja -C "$root/build" mlir-doc >/dev/null
 mkdir -p "$root/docs/reference"
 cp "$root"/build/docs/TrainVerify/TVDialect.md \
-   "$root"/build/docs/TrainVerify/TVPasses.md "$root/docs/reference/"
+   "$root"/build/docs/TrainVerify/TVPasses.md \
+   "$root"/build/docs/TrainVerify/TVOpInterfaces.md "$root/docs/reference/"

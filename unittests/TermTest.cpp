@@ -1,5 +1,5 @@
 //===- TermTest.cpp - normalization of symbolic terms ---------------------===//
-#include "TrainVerify/Verify/Term.h"
+#include "TrainVerify/Semantics/Term.h"
 
 #include "gtest/gtest.h"
 #include <cmath>

@@ -184,13 +184,12 @@ void InjectBugPass::runOnOperation() {
     singleRank = true;
   } else if (b == "bw-wrong-input") {
     pred = [](Operation *op) {
-      StringRef n = op->getName().getStringRef();
-      return n.ends_with("_grad") && op->getNumOperands() >= 2;
+      return isa<GradOpInterface>(op) && op->getNumOperands() >= 2;
     };
     singleRank = true;
   } else if (b == "bw-swapped-outputs") {
     pred = [](Operation *op) {
-      if (!op->getName().getStringRef().ends_with("_grad"))
+      if (!isa<GradOpInterface>(op))
         return false;
       for (unsigned i = 0; i < op->getNumResults(); ++i)
         for (unsigned j = i + 1; j < op->getNumResults(); ++j)
@@ -369,19 +368,7 @@ void InjectBugPass::runOnOperation() {
   } else if (b == "bw-wrong-input") {
     // Read another value of the gradient operand's type: the latest one
     // defined earlier in the program.
-    StringRef name = target->getName().getStringRef();
-    unsigned gi = 1;
-    if (llvm::is_contained({"tv.rotary_grad", "tv.apply_mask_grad",
-                            "tv.mean_grad", "tv.slice_grad",
-                            "tv.dispatch_grad"},
-                           name))
-      gi = 0;
-    else if (llvm::is_contained({"tv.linear_grad", "tv.layernorm_grad",
-                                 "tv.rmsnorm_grad", "tv.cross_entropy_grad",
-                                 "tv.combine_grad", "tv.mul_grad"},
-                                name))
-      gi = 2;
-    gi = std::min(gi, target->getNumOperands() - 1);
+    unsigned gi = cast<GradOpInterface>(target).getCotangentIndex();
     Value grad = target->getOperand(gi);
     Value other;
     for (Operation &op : prog.getBody().front()) {

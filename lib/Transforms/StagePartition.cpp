@@ -11,7 +11,7 @@
 #include "TrainVerify/Transforms/Passes.h"
 #include "TrainVerify/Transforms/Utils.h"
 #include "TrainVerify/Verify/Executor.h"
-#include "TrainVerify/Verify/Semantics.h"
+#include "TrainVerify/Semantics/Semantics.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"

@@ -1,6 +1,6 @@
 //===- Executor.cpp - schedule and run spec and plan programs -------------===//
 #include "TrainVerify/Verify/Executor.h"
-#include "TrainVerify/Verify/Semantics.h"
+#include "TrainVerify/Semantics/Semantics.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 #include <deque>

@@ -1,11 +1,10 @@
 //===- ShapeProgram.cpp - the shape-reduction integer program -------------===//
 #include "TrainVerify/Verify/ShapeProgram.h"
 #include "TrainVerify/Verify/Executor.h"
-#include "TrainVerify/Verify/Semantics.h"
+#include "TrainVerify/Semantics/Semantics.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/EquivalenceClasses.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include <functional>
 #include <map>
 #include <numeric>
@@ -26,7 +25,7 @@ struct LinearTerm {
   DimKey dim;
 };
 
-class ShapeProgram {
+class ShapeProgram : public ShapeConstraints {
 public:
   explicit ShapeProgram(StageOp stage) : stage(stage) {}
   LogicalResult build();
@@ -48,14 +47,14 @@ private:
   // Registration.
   void addValue(Value v);
   DimKey key(Value v, unsigned d) { return {v.getAsOpaquePointer(), d}; }
+  DimKey key(DimRef d) { return key(d.value, d.dim); }
   int64_t orig(DimKey k) { return original.lookup(k); }
-  void equal(Operation *why, DimKey a, DimKey b);
-  void equalShapes(Operation *why, Value a, Value b);
+  void equalKeys(Operation *why, DimKey a, DimKey b);
   /// sum(lhs) == sum(rhs) with integer coefficients.
-  void linear(Operation *why, std::vector<LinearTerm> lhs,
+  void linearKeys(Operation *why, std::vector<LinearTerm> lhs,
               std::vector<LinearTerm> rhs);
-  void product(Operation *why, std::vector<DimKey> lhs, std::vector<DimKey> rhs);
-  void atLeast(DimKey k, int64_t n) {
+  void productKeys(Operation *why, std::vector<DimKey> lhs, std::vector<DimKey> rhs);
+  void atLeastKey(DimKey k, int64_t n) {
     int64_t &lb = lower[k];
     lb = std::max(lb, std::min(n, orig(k)));
   }
@@ -70,20 +69,49 @@ private:
     return cast<RankedTensorType>(v.getType()).getShape();
   }
   LogicalResult addOp(Operation *op);
+  LogicalResult addLineages();
+
+private:
+public:
+  // What ops ask for (ShapeConstraints).
+  void equal(Operation *why, DimRef a, DimRef b) override {
+    equalKeys(why, key(a), key(b));
+  }
+  void linear(Operation *why, ArrayRef<std::pair<int64_t, DimRef>> lhs,
+              ArrayRef<std::pair<int64_t, DimRef>> rhs) override {
+    auto terms = [&](ArrayRef<std::pair<int64_t, DimRef>> side) {
+      std::vector<LinearTerm> out;
+      for (auto &[c, d] : side)
+        out.push_back({c, key(d)});
+      return out;
+    };
+    linearKeys(why, terms(lhs), terms(rhs));
+  }
+  void product(Operation *why, ArrayRef<DimRef> lhs,
+               ArrayRef<DimRef> rhs) override {
+    auto keys = [&](ArrayRef<DimRef> side) {
+      std::vector<DimKey> out;
+      for (DimRef d : side)
+        out.push_back(key(d));
+      return out;
+    };
+    productKeys(why, keys(lhs), keys(rhs));
+  }
+  void atLeast(DimRef d, int64_t n) override { atLeastKey(key(d), n); }
+  void fixDim(DimRef d) override { fixed.insert(key(d)); }
+  void sliceStart(Operation *op, unsigned dim, int64_t start,
+                  DimRef big) override;
   /// An explicit vocabulary offset keeps its ratio to the shard's row count.
-  void vocabOffset(Operation *op, int64_t off, Value table) {
+  void vocabOffset(Operation *op, int64_t off, Value table) override {
     int64_t rows = shape(table)[0];
     virtuals.push_back(std::make_unique<int>(0));
     DimKey st{virtuals.back().get(), 0};
     original[st] = off;
     classes.insert(st);
     lower[st] = 0;
-    linear(op, {{rows, st}}, {{off, key(table, 0)}});
+    linearKeys(op, {{rows, st}}, {{off, key(table, 0)}});
     offsets.push_back({op, st});
   }
-  void addBroadcast(Operation *op, Value operand, Value result);
-  void addReshape(Operation *op, Value in, Value out);
-  LogicalResult addLineages();
 
   StageOp stage;
   llvm::EquivalenceClasses<DimKey> classes;
@@ -131,406 +159,41 @@ void ShapeProgram::addValue(Value v) {
   }
 }
 
-void ShapeProgram::equal(Operation *why, DimKey a, DimKey b) {
+void ShapeProgram::equalKeys(Operation *why, DimKey a, DimKey b) {
   classes.unionSets(a, b);
 }
 
-void ShapeProgram::equalShapes(Operation *why, Value a, Value b) {
-  if (shape(a) != shape(b))
-    return;
-  for (unsigned d = 0; d < rank(a); ++d)
-    equal(why, key(a, d), key(b, d));
-}
-
-void ShapeProgram::linear(Operation *why, std::vector<LinearTerm> lhs,
+void ShapeProgram::linearKeys(Operation *why, std::vector<LinearTerm> lhs,
                           std::vector<LinearTerm> rhs) {
   constraints.push_back({why, std::move(lhs), std::move(rhs), false, {}, {}});
 }
 
-void ShapeProgram::product(Operation *why, std::vector<DimKey> lhs,
+void ShapeProgram::productKeys(Operation *why, std::vector<DimKey> lhs,
                            std::vector<DimKey> rhs) {
   if (lhs.size() == 1 && rhs.size() == 1)
-    return equal(why, lhs[0], rhs[0]);
+    return equalKeys(why, lhs[0], rhs[0]);
   constraints.push_back({why, {}, {}, true, std::move(lhs), std::move(rhs)});
-}
-
-void ShapeProgram::addBroadcast(Operation *op, Value operand, Value result) {
-  unsigned off = rank(result) - rank(operand);
-  for (unsigned d = 0; d < rank(operand); ++d)
-    if (shape(operand)[d] != 1)
-      equal(op, key(operand, d), key(result, off + d));
-}
-
-void ShapeProgram::addReshape(Operation *op, Value in, Value out) {
-  ArrayRef<int64_t> a = shape(in), b = shape(out);
-  unsigned i = 0, j = 0;
-  while (i < a.size() || j < b.size()) {
-    std::vector<DimKey> l, r;
-    int64_t pa = 1, pb = 1;
-    // Skip unit dims (fixed at 1).
-    if (i < a.size() && a[i] == 1) {
-      ++i;
-      continue;
-    }
-    if (j < b.size() && b[j] == 1) {
-      ++j;
-      continue;
-    }
-    if (i < a.size()) {
-      l.push_back(key(in, i));
-      pa = a[i++];
-    }
-    if (j < b.size()) {
-      r.push_back(key(out, j));
-      pb = b[j++];
-    }
-    while (pa != pb) {
-      if (pa < pb && i < a.size()) {
-        if (a[i] != 1)
-          l.push_back(key(in, i));
-        pa *= a[i++];
-      } else if (pb < pa && j < b.size()) {
-        if (b[j] != 1)
-          r.push_back(key(out, j));
-        pb *= b[j++];
-      } else {
-        break;
-      }
-    }
-    if (pa != pb || l.empty() || r.empty()) {
-      fixDims(in);
-      fixDims(out);
-      return;
-    }
-    product(op, l, r);
-  }
 }
 
 LogicalResult ShapeProgram::addOp(Operation *op) {
   for (Value r : op->getResults())
     addValue(r);
-  auto res = [&](unsigned i = 0) { return op->getResult(i); };
-  auto in = [&](unsigned i) { return op->getOperand(i); };
-  auto last = [&](Value v) { return key(v, rank(v) - 1); };
-  bool handled = true;
-  TypeSwitch<Operation *>(op)
-      .Case<InputOp, TagOp, OutputOp, SendOp, RecvOp>([](Operation *) {})
-      .Case<AddOp, SubOp, MulOp, DivOp>([&](Operation *o) {
-        addBroadcast(o, in(0), res());
-        addBroadcast(o, in(1), res());
-      })
-      .Case([&](BroadcastOp o) { addBroadcast(o, in(0), res()); })
-      .Case([&](MatmulOp o) {
-        Value a = in(0), b = in(1), r = res();
-        unsigned n = rank(a);
-        for (unsigned d = 0; d + 2 < n; ++d) {
-          equal(o, key(a, d), key(r, d));
-          if (rank(b) == n)
-            equal(o, key(b, d), key(r, d));
-        }
-        unsigned bn = rank(b);
-        DimKey am = key(a, o.getTransposeLhs() ? n - 1 : n - 2);
-        DimKey ak = key(a, o.getTransposeLhs() ? n - 2 : n - 1);
-        DimKey bk = key(b, o.getTransposeRhs() ? bn - 1 : bn - 2);
-        DimKey bnn = key(b, o.getTransposeRhs() ? bn - 2 : bn - 1);
-        equal(o, am, key(r, n - 2));
-        equal(o, bnn, key(r, n - 1));
-        equal(o, ak, bk);
-        atLeast(ak, 2);
-      })
-      .Case([&](LinearOp o) {
-        Value x = in(0), w = in(1), r = res();
-        for (unsigned d = 0; d + 1 < rank(x); ++d)
-          equal(o, key(x, d), key(r, d));
-        equal(o, last(x), key(w, 1));
-        equal(o, key(w, 0), last(r));
-        if (o.getBias())
-          equal(o, key(o.getBias(), 0), last(r));
-        atLeast(last(x), 2);
-      })
-      .Case([&](LinearGradOp o) {
-        Value x = in(0), w = in(1), g = in(2);
-        for (unsigned d = 0; d + 1 < rank(x); ++d)
-          equal(o, key(x, d), key(g, d));
-        equal(o, last(x), key(w, 1));
-        equal(o, key(w, 0), last(g));
-        equalShapes(o, x, res(0));
-        equalShapes(o, w, res(1));
-        atLeast(last(x), 2);
-        atLeast(key(w, 0), 2);
-      })
-      .Case<SumOp, MeanOp, MaxOp>([&](Operation *o) {
-        auto dims = cast<DenseI64ArrayAttr>(o->getAttr("dims")).asArrayRef();
-        bool keep = o->hasAttr("keepdim");
-        Value x = in(0), r = res();
-        unsigned j = 0;
-        for (unsigned d = 0; d < rank(x); ++d) {
-          bool reduced = llvm::is_contained(dims, (int64_t)d);
-          if (reduced)
-            atLeast(key(x, d), 2);
-          if (!reduced)
-            equal(o, key(x, d), key(r, j));
-          if (!reduced || keep)
-            ++j;
-        }
-      })
-      .Case([&](MeanGradOp o) {
-        Value r = res(), g = in(0);
-        unsigned j = 0;
-        for (unsigned d = 0; d < rank(r); ++d) {
-          bool reduced = llvm::is_contained(o.getDims(), (int64_t)d);
-          if (reduced)
-            atLeast(key(r, d), 2);
-          if (!reduced)
-            equal(o, key(r, d), key(g, j));
-          if (!reduced || o.getKeepdim())
-            ++j;
-        }
-      })
-      .Case([&](MaxGradOp o) {
-        Value x = in(0), g = in(1);
-        equalShapes(o, x, res());
-        unsigned j = 0;
-        for (unsigned d = 0; d < rank(x); ++d) {
-          bool reduced = llvm::is_contained(o.getDims(), (int64_t)d);
-          if (reduced)
-            atLeast(key(x, d), 2);
-          if (!reduced)
-            equal(o, key(x, d), key(g, j));
-          if (!reduced || o.getKeepdim())
-            ++j;
-        }
-      })
-      .Case<SoftmaxOp, SoftmaxGradOp>([&](Operation *o) {
-        for (Value v : o->getOperands())
-          equalShapes(o, v, res());
-        int64_t dim = cast<IntegerAttr>(o->getAttr("dim")).getInt();
-        atLeast(key(res(), dim), 2);
-      })
-      .Case<LayerNormOp, RMSNormOp, LayerNormGradOp, RMSNormGradOp>(
-          [&](Operation *o) {
-            Value x = in(0);
-            for (Value v : o->getOperands())
-              if (rank(v) == rank(x))
-                equalShapes(o, x, v);
-              else
-                equal(o, key(v, 0), last(x));
-            for (Value r : o->getResults())
-              if (rank(r) == rank(x))
-                equalShapes(o, x, r);
-              else
-                equal(o, key(r, 0), last(x));
-            atLeast(last(x), 2);
-          })
-      .Case<RotaryOp, RotaryGradOp>([&](Operation *o) {
-        Value x = in(0), c = in(1), s = in(2);
-        equalShapes(o, x, res());
-        equalShapes(o, c, s);
-        equal(o, key(x, rank(x) - 2), key(c, 0));
-        linear(o, {{1, last(x)}}, {{2, key(c, 1)}});
-      })
-      .Case([&](EmbeddingOp o) {
-        Value ids = in(0), t = in(1), r = res();
-        for (unsigned d = 0; d < rank(ids); ++d)
-          equal(o, key(ids, d), key(r, d));
-        equal(o, key(t, 1), last(r));
-        if (auto off = o.getVocabOffset())
-          vocabOffset(o, (int64_t)*off, t);
-      })
-      .Case([&](EmbeddingGradOp o) {
-        Value ids = in(0), g = in(1), r = res();
-        for (unsigned d = 0; d < rank(ids); ++d)
-          equal(o, key(ids, d), key(g, d));
-        equal(o, key(r, 1), last(g));
-        if (auto off = o.getVocabOffset())
-          vocabOffset(o, (int64_t)*off, r);
-      })
-      .Case([&](CausalMaskOp o) {
-        if (shape(res())[0] == shape(res())[1])
-          equal(o, key(res(), 0), key(res(), 1));
-        else
-          fixDims(res());
-      })
-      .Case<ApplyMaskOp, ApplyMaskGradOp>([&](Operation *o) {
-        Value x = in(0), m = in(1);
-        equalShapes(o, x, res());
-        equal(o, key(m, 0), key(x, rank(x) - 2));
-        equal(o, key(m, 1), last(x));
-      })
-      .Case<CrossEntropyOp, CrossEntropyGradOp>([&](Operation *o) {
-        Value l = in(0), lab = in(1);
-        equal(o, key(l, 0), key(lab, 0));
-        atLeast(key(l, 1), 2);
-        if (o->getNumResults() && rank(res()) == 2)
-          equalShapes(o, l, res());
-      })
-      .Case([&](ReshapeOp o) { addReshape(o, in(0), res()); })
-      .Case([&](TransposeOp o) {
-        for (auto [i, p] : llvm::enumerate(o.getPerm()))
-          equal(o, key(res(), i), key(in(0), p));
-      })
-      .Case<SliceOp, SliceGradOp>([&](Operation *o) {
-        bool isGrad = isa<SliceGradOp>(o);
-        Value big = isGrad ? res() : in(0), small = isGrad ? in(0) : res();
-        auto start = cast<DenseI64ArrayAttr>(o->getAttr("start")).asArrayRef();
-        for (unsigned d = 0; d < rank(big); ++d) {
-          if (shape(big)[d] == shape(small)[d] && start[d] == 0) {
-            equal(o, key(big, d), key(small, d));
-            continue;
-          }
-          // Keep the ratios: N_big * n_small = N_small * n_big, and the
-          // start scales to an integer.
-          int64_t nb = shape(big)[d], ns = shape(small)[d];
-          linear(o, {{nb, key(small, d)}}, {{ns, key(big, d)}});
-          virtuals.push_back(std::make_unique<int>(0));
-          DimKey st{virtuals.back().get(), 0};
-          original[st] = start[d];
-          classes.insert(st);
-          lower[st] = 0;
-          linear(o, {{nb, st}}, {{start[d], key(big, d)}});
-          sliceStarts.push_back({o, d, st, key(big, d)});
-        }
-      })
-      .Case([&](ConcatOp o) {
-        int64_t dim = o.getDim();
-        std::vector<LinearTerm> parts;
-        for (Value v : o.getInputs()) {
-          for (unsigned d = 0; d < rank(v); ++d)
-            if ((int64_t)d != dim)
-              equal(o, key(v, d), key(res(), d));
-          parts.push_back({1, key(v, dim)});
-        }
-        linear(o, parts, {{1, key(res(), dim)}});
-      })
-      .Case<TopKGateOp, TopKGateGradOp>([&](Operation *o) {
-        for (Value v : o->getOperands())
-          equalShapes(o, v, res());
-        int64_t k = cast<IntegerAttr>(o->getAttr("k")).getInt();
-        atLeast(key(res(), 1), k + 1);
-      })
-      .Case<DispatchOp, CombineOp, DispatchGradOp, CombineGradOp>(
-          [&](Operation *o) {
-            // tokens [t, h], gates [t, e], experts [e, t, h].
-            Value tokens, gates, experts;
-            if (isa<DispatchOp>(o)) {
-              tokens = in(0), gates = in(1), experts = res();
-            } else if (isa<CombineOp>(o)) {
-              experts = in(0), gates = in(1), tokens = res();
-            } else if (isa<DispatchGradOp>(o)) {
-              experts = in(0), gates = in(1), tokens = res();
-            } else {
-              experts = in(0), gates = in(1), tokens = in(2);
-              equalShapes(o, experts, res(0));
-              equalShapes(o, gates, res(1));
-            }
-            equal(o, key(tokens, 0), key(gates, 0));
-            equal(o, key(experts, 0), key(gates, 1));
-            equal(o, key(experts, 1), key(tokens, 0));
-            equal(o, key(experts, 2), key(tokens, 1));
-          })
-      .Case<MoEGateOp, MoEGateGradOp>([&](Operation *o) {
-        // The routing keeps its full expert count and k: group-limited
-        // top-k over a smaller row would select differently (see
-        // docs/soundness.md). Tokens and the hidden size reduce.
-        Value x = in(0), w = in(1);
-        equal(o, key(x, 1), key(w, 1));
-        atLeast(key(x, 1), 2);
-        fixed.insert(key(w, 0));
-        Value routed = isa<MoEGateOp>(o) ? res(0) : in(2);
-        equal(o, key(x, 0), key(routed, 0));
-        fixed.insert(key(routed, 1));
-        if (isa<MoEGateOp>(o)) {
-          equalShapes(o, res(0), res(1));
-        } else {
-          equalShapes(o, x, res(0));
-          equalShapes(o, w, res(1));
-        }
-      })
-      .Case<MoEGmmOp, MoEGmmGradOp>([&](Operation *o) {
-        // x [t, h], indices and weights [t, k], w1 and w3 [n, f, h],
-        // w2 [n, h, f]. Local experts are numbered from a global start:
-        // their count stays, as does k; h and f are contracted.
-        unsigned base = isa<MoEGmmGradOp>(o) ? 1 : 0;
-        Value x = in(base), idx = in(base + 1), wt = in(base + 2),
-              w1 = in(base + 3), w3 = in(base + 4), w2 = in(base + 5);
-        equal(o, key(x, 0), key(idx, 0));
-        equalShapes(o, idx, wt);
-        fixed.insert(key(idx, 1));
-        fixed.insert(key(w1, 0));
-        equalShapes(o, w1, w3);
-        equal(o, key(w2, 0), key(w1, 0));
-        equal(o, key(w2, 1), key(x, 1));
-        equal(o, key(w2, 2), key(w1, 1));
-        equal(o, key(w1, 2), key(x, 1));
-        atLeast(key(x, 1), 2);
-        atLeast(key(w1, 1), 2);
-        if (base)
-          equalShapes(o, in(0), x);
-        Value operands[] = {x, wt, w1, w3, w2};
-        for (auto [r, v] : llvm::zip(o->getResults(),
-                                     ArrayRef<Value>(operands)))
-          equalShapes(o, v, r);
-      })
-      .Case([&](AllGatherOp o) {
-        int64_t n = shape(res())[o.getDim()] / shape(in(0))[o.getDim()];
-        for (unsigned d = 0; d < rank(res()); ++d)
-          if ((int64_t)d == o.getDim())
-            linear(o, {{1, key(res(), d)}}, {{n, key(in(0), d)}});
-          else
-            equal(o, key(res(), d), key(in(0), d));
-      })
-      .Case<ReduceScatterOp, ChunkOp>([&](Operation *o) {
-        int64_t dim = cast<IntegerAttr>(o->getAttr("dim")).getInt();
-        int64_t n = shape(in(0))[dim] / shape(res())[dim];
-        for (unsigned d = 0; d < rank(res()); ++d)
-          if ((int64_t)d == dim)
-            linear(o, {{1, key(in(0), d)}}, {{n, key(res(), d)}});
-          else
-            equal(o, key(res(), d), key(in(0), d));
-      })
-      .Case([&](AllToAllOp o) {
-        int64_t s = o.getSplitDim(), c = o.getConcatDim();
-        if (s == c) {
-          equalShapes(o, in(0), res());
-          return;
-        }
-        int64_t n = shape(in(0))[s] / shape(res())[s];
-        for (unsigned d = 0; d < rank(res()); ++d)
-          if ((int64_t)d == s)
-            linear(o, {{1, key(in(0), d)}}, {{n, key(res(), d)}});
-          else if ((int64_t)d == c)
-            linear(o, {{1, key(res(), d)}}, {{n, key(in(0), d)}});
-          else
-            equal(o, key(res(), d), key(in(0), d));
-      })
-      .Default([&](Operation *o) {
-        // Elementwise and same-shape ops: every tensor has one shape.
-        Value first;
-        bool same = true;
-        for (Value v : llvm::concat<Value>(o->getOperands(), o->getResults())) {
-          if (!isa<RankedTensorType>(v.getType()))
-            continue;
-          if (!first)
-            first = v;
-          else if (shape(v) != shape(first))
-            same = false;
-        }
-        if (!same) {
-          handled = false;
-          return;
-        }
-        if (first)
-          for (Value v : llvm::concat<Value>(o->getOperands(), o->getResults()))
-            if (isa<RankedTensorType>(v.getType()))
-              equalShapes(o, first, v);
-      });
-  if (!handled) {
-    // No rule: keep every dimension it touches at its size (always sound).
-    for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
-      if (isa<RankedTensorType>(v.getType()))
-        fixDims(v);
-  }
+  // Structure ops carry no size relation of their own.
+  if (isa<InputOp, TagOp, OutputOp, SendOp, RecvOp>(op))
+    return success();
+  addShapeConstraints(op, *this);
   return success();
+}
+
+void ShapeProgram::sliceStart(Operation *op, unsigned d, int64_t start,
+                              DimRef big) {
+  virtuals.push_back(std::make_unique<int>(0));
+  DimKey st{virtuals.back().get(), 0};
+  original[st] = start;
+  classes.insert(st);
+  lower[st] = 0;
+  linearKeys(op, {{shape(big.value)[big.dim], st}}, {{start, key(big)}});
+  sliceStarts.push_back({op, d, st, key(big)});
 }
 
 LogicalResult ShapeProgram::addLineages() {
@@ -610,17 +273,17 @@ LogicalResult ShapeProgram::addLineages() {
         lower[lov] = 0;
         lower[extv] = 1;
         if (ext == n) {
-          equal(nullptr, extv, full[d]);
+          equalKeys(nullptr, extv, full[d]);
         } else {
-          linear(nullptr, {{n, extv}}, {{ext, full[d]}});
+          linearKeys(nullptr, {{n, extv}}, {{ext, full[d]}});
         }
-        linear(nullptr, {{n, lov}}, {{lo, full[d]}});
+        linearKeys(nullptr, {{n, lov}}, {{lo, full[d]}});
         l.walkRefs([&](size_t, PlanRefView ref) {
           // Tensors of an assumed lineage that the stage does not read
           // (other replicas, other ranks) do not constrain it.
           auto it = planNamed.find({ref.rank, ref.name.str()});
           if (it != planNamed.end() && it->second)
-            equal(nullptr, key(it->second, d), extv);
+            equalKeys(nullptr, key(it->second, d), extv);
         });
         boxes.push_back({guarantee, (unsigned)i, d, full[d], lov, extv});
       }
@@ -653,7 +316,7 @@ LogicalResult ShapeProgram::build() {
   for (const PlanStep &step : sched->steps)
     if (step.kind == PlanStep::P2P)
       for (unsigned d = 0; d < rank(step.op->getResult(0)); ++d)
-        equal(step.op, key(step.op->getResult(0), d),
+        equalKeys(step.op, key(step.op->getResult(0), d),
               key(step.sendOp->getOperand(0), d));
   return addLineages();
 }

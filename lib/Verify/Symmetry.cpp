@@ -22,13 +22,12 @@
 //===----------------------------------------------------------------------===//
 #include "TrainVerify/Verify/Symmetry.h"
 #include "TrainVerify/Verify/Executor.h"
-#include "TrainVerify/Verify/Semantics.h"
+#include "TrainVerify/Semantics/Semantics.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <map>
 
@@ -37,21 +36,12 @@ using namespace mlir::tv;
 
 namespace {
 
-struct Fact {
-  enum Kind : uint8_t { Rep, Par, Red, Bad } kind = Rep;
-  int dim = -1;
-  static Fact rep() { return {Rep, -1}; }
-  static Fact par(int d) { return {Par, d}; }
-  static Fact red() { return {Red, -1}; }
-  static Fact bad() { return {Bad, -1}; }
-  bool isPar(int d) const { return kind == Par && dim == d; }
-  bool operator==(const Fact &o) const { return kind == o.kind && dim == o.dim; }
-};
+using Fact = FoldFact;
+
 
 ArrayRef<int64_t> shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
 }
-int rankOf(Value v) { return (int)shapeOf(v).size(); }
 
 class Folder {
 public:
@@ -96,7 +86,6 @@ private:
   bool analyzePlan(std::string &why);
 
   Fact specRule(Operation *op, unsigned result, std::string &why);
-  Fact elementwise(Operation *op, std::string &why);
   static bool linearOfRed(Operation *op);
   bool groupCrossesAxis(Operation *op);
 
@@ -329,41 +318,7 @@ bool Folder::linearOfRed(Operation *op) {
   return isa<AddOp, SubOp, ScaleOp, NegOp, CopyOp, ReshapeOp, TransposeOp>(op);
 }
 
-/// Ops applied elementwise (numpy broadcasting): block c of the result is the
-/// op of block c of the factored operands; a replicated operand must be
-/// broadcast along the factored dimension (else block c would read its own
-/// rows of it, and f would depend on c).
-Fact Folder::elementwise(Operation *op, std::string &why) {
-  int R = rankOf(op->getResult(0));
-  int D = -1;
-  for (Value v : op->getOperands()) {
-    Fact f = facts.lookup(v);
-    if (f.kind == Fact::Par) {
-      int d = f.dim + (R - rankOf(v));
-      if (D >= 0 && D != d) {
-        why = "operands factored along different dimensions";
-        return Fact::bad();
-      }
-      D = d;
-    }
-  }
-  if (D < 0)
-    return Fact::rep();
-  for (Value v : op->getOperands()) {
-    Fact f = facts.lookup(v);
-    if (f.kind != Fact::Rep)
-      continue;
-    int j = D - (R - rankOf(v));
-    if (j >= 0 && shapeOf(v)[j] != 1) {
-      why = "a replicated operand spans the factored dimension";
-      return Fact::bad();
-    }
-  }
-  return Fact::par(D);
-}
-
 Fact Folder::specRule(Operation *op, unsigned result, std::string &why) {
-  auto f = [&](unsigned i) { return facts.lookup(op->getOperand(i)); };
   bool anyRed = false, anyPar = false;
   for (Value v : op->getOperands()) {
     Fact x = facts.lookup(v);
@@ -381,256 +336,10 @@ Fact Folder::specRule(Operation *op, unsigned result, std::string &why) {
   }
   if (!anyPar)
     return Fact::rep();
-  auto bad = [&](const char *w) {
-    why = w;
-    return Fact::bad();
-  };
-  return TypeSwitch<Operation *, Fact>(op)
-      .Case<AddOp, SubOp, MulOp, DivOp, AddScalarOp, SubScalarOp,
-            RSubScalarOp, DivScalarOp, ScaleOp, PowOp, NegOp, ExpOp, LogOp,
-            SqrtOp, RsqrtOp, SigmoidOp, SiluOp, GeluOp, ReluOp, TanhOp, CopyOp,
-            ExpGradOp, LogGradOp, SqrtGradOp, RsqrtGradOp, SigmoidGradOp,
-            SiluGradOp, GeluGradOp, ReluGradOp, TanhGradOp, MulGradOp,
-            PowGradOp, BroadcastOp, SGDOp, AdamOp>(
-          [&](Operation *o) { return elementwise(o, why); })
-      .Case<SoftmaxOp, SoftmaxGradOp, TopKGateOp, TopKGateGradOp>(
-          [&](Operation *o) {
-            Fact e = elementwise(o, why);
-            int64_t dim = isa<TopKGateOp, TopKGateGradOp>(o)
-                              ? rankOf(o->getResult(0)) - 1
-                              : cast<IntegerAttr>(o->getAttr("dim")).getInt();
-            if (e.kind == Fact::Par && e.dim == dim)
-              return bad("normalizes along the factored dimension");
-            return e;
-          })
-      .Case([&](MatmulOp o) {
-        Value a = o->getOperand(0), b = o->getOperand(1);
-        int na = rankOf(a), nb = rankOf(b);
-        bool tl = o.getTransposeLhs(), tr = o.getTransposeRhs();
-        int am = tl ? na - 1 : na - 2, ak = tl ? na - 2 : na - 1;
-        int bk = tr ? nb - 1 : nb - 2, bn = tr ? nb - 2 : nb - 1;
-        Fact fa = f(0), fb = f(1);
-        if (fa.kind == Fact::Par && fa.dim < na - 2)
-          return (nb == na ? fb.isPar(fa.dim) : fb.kind == Fact::Rep)
-                     ? Fact::par(fa.dim)
-                     : bad("batch dimension factored on one side only");
-        if (fa.isPar(am) && fb.kind == Fact::Rep)
-          return Fact::par(na - 2);
-        if (fa.kind == Fact::Rep && fb.isPar(bn))
-          return Fact::par(na - 1);
-        if (fa.isPar(ak) && fb.isPar(bk))
-          return Fact::red();
-        return bad("matmul factored inconsistently");
-      })
-      .Case([&](LinearOp o) {
-        int nx = rankOf(o.getOperand(0));
-        Fact fx = f(0), fw = f(1);
-        Fact fb = o.getBias() ? facts.lookup(o.getBias()) : Fact::rep();
-        if (fx.kind == Fact::Par && fx.dim < nx - 1 && fw.kind == Fact::Rep &&
-            fb.kind == Fact::Rep)
-          return Fact::par(fx.dim);
-        if (fx.kind == Fact::Rep && fw.isPar(0) &&
-            (!o.getBias() || fb.isPar(0)))
-          return Fact::par(nx - 1);
-        if (fx.isPar(nx - 1) && fw.isPar(1) && !o.getBias())
-          return Fact::red();
-        return bad("linear factored inconsistently");
-      })
-      .Case([&](LinearGradOp o) {
-        int nx = rankOf(o->getOperand(0));
-        Fact fx = f(0), fw = f(1), fg = f(2);
-        Fact dx, dw;
-        if (fx.kind == Fact::Par && fx.dim < nx - 1 && fg.isPar(fx.dim) &&
-            fw.kind == Fact::Rep)
-          dx = Fact::par(fx.dim), dw = Fact::red();
-        else if (fx.kind == Fact::Rep && fg.isPar(nx - 1) && fw.isPar(0))
-          dx = Fact::red(), dw = Fact::par(0);
-        else if (fx.isPar(nx - 1) && fg.kind == Fact::Rep && fw.isPar(1))
-          dx = Fact::par(nx - 1), dw = Fact::par(1);
-        else
-          return bad("linear_grad factored inconsistently");
-        return result == 0 ? dx : dw;
-      })
-      .Case<SumOp, MeanOp, MaxOp>([&](Operation *o) {
-        auto dims = cast<DenseI64ArrayAttr>(o->getAttr("dims")).asArrayRef();
-        bool keep = o->hasAttr("keepdim");
-        int d = f(0).dim;
-        if (llvm::is_contained(dims, (int64_t)d))
-          return isa<SumOp>(o) ? Fact::red()
-                               : bad("mean or max along the factored dimension");
-        int j = d;
-        if (!keep)
-          for (int64_t r : dims)
-            j -= r < d;
-        return Fact::par(j);
-      })
-      .Case([&](MeanGradOp o) {
-        int j = f(0).dim, d = 0;
-        for (int r = 0, k = 0; r < rankOf(o.getResult()); ++r) {
-          bool reduced = llvm::is_contained(o.getDims(), (int64_t)r);
-          if (!reduced || o.getKeepdim()) {
-            if (k == j)
-              d = r;
-            ++k;
-          }
-        }
-        if (llvm::is_contained(o.getDims(), (int64_t)d))
-          return bad("mean along the factored dimension");
-        return Fact::par(d);
-      })
-      .Case([&](MaxGradOp o) {
-        Fact fx = f(0), fg = f(1);
-        if (fx.kind != Fact::Par ||
-            llvm::is_contained(o.getDims(), (int64_t)fx.dim))
-          return bad("max along the factored dimension");
-        int j = fx.dim;
-        if (!o.getKeepdim())
-          for (int64_t r : o.getDims())
-            j -= r < fx.dim;
-        return fg.isPar(j) ? Fact::par(fx.dim)
-                           : bad("max_grad factored inconsistently");
-      })
-      .Case<LayerNormOp, RMSNormOp, LayerNormGradOp, RMSNormGradOp>(
-          [&](Operation *o) {
-            Value x = o->getOperand(0);
-            int nx = rankOf(x), D = f(0).dim;
-            if (f(0).kind != Fact::Par || D == nx - 1)
-              return bad("normalizes along the factored dimension");
-            for (Value v : o->getOperands()) {
-              Fact fv = facts.lookup(v);
-              if (rankOf(v) == nx ? !fv.isPar(D) : fv.kind != Fact::Rep)
-                return bad("norm factored inconsistently");
-            }
-            return rankOf(o->getResult(result)) == nx ? Fact::par(D)
-                                                      : Fact::red();
-          })
-      .Case<RotaryOp, RotaryGradOp>([&](Operation *o) {
-        int nx = rankOf(o->getOperand(0));
-        Fact fx = f(0), fc = f(1), fs = f(2);
-        if (fx.kind == Fact::Par && fx.dim < nx - 2 && fc.kind == Fact::Rep &&
-            fs.kind == Fact::Rep)
-          return Fact::par(fx.dim);
-        if (fx.isPar(nx - 2) && fc.isPar(0) && fs.isPar(0))
-          return Fact::par(nx - 2);
-        return bad("rotary factored inconsistently");
-      })
-      .Case([&](EmbeddingOp o) {
-        if (o.getVocabOffset())
-          return bad("vocabulary-parallel embedding");
-        Fact fi = f(0), ft = f(1);
-        if (fi.kind == Fact::Par && ft.kind == Fact::Rep)
-          return Fact::par(fi.dim);
-        if (fi.kind == Fact::Rep && ft.isPar(1))
-          return Fact::par(rankOf(o->getOperand(0)));
-        return bad("embedding factored inconsistently");
-      })
-      .Case([&](EmbeddingGradOp o) {
-        if (o.getVocabOffset())
-          return bad("vocabulary-parallel embedding");
-        Fact fi = f(0), fg = f(1);
-        if (fi.kind == Fact::Par && fg.isPar(fi.dim))
-          return Fact::red();
-        if (fi.kind == Fact::Rep && fg.isPar(rankOf(o->getOperand(1)) - 1))
-          return Fact::par(1);
-        return bad("embedding_grad factored inconsistently");
-      })
-      .Case<ApplyMaskOp, ApplyMaskGradOp>([&](Operation *o) {
-        Fact fx = f(0);
-        if (fx.kind == Fact::Par && fx.dim < rankOf(o->getOperand(0)) - 2 &&
-            f(1).kind == Fact::Rep)
-          return Fact::par(fx.dim);
-        return bad("mask along the factored dimension");
-      })
-      .Case([&](ReshapeOp o) {
-        // Block c of the input is a set of flattened positions; the output
-        // is factored along k iff that set is block c of dimension k: equal
-        // products before the factored dimensions (the total then fixes the
-        // products after them).
-        ArrayRef<int64_t> in = shapeOf(o->getOperand(0)),
-                          out = shapeOf(o.getResult());
-        int d = f(0).dim;
-        int64_t pre = 1;
-        for (int i = 0; i < d; ++i)
-          pre *= in[i];
-        int64_t opre = 1;
-        for (int k = 0; k < (int)out.size(); ++k) {
-          if (opre == pre && out[k] % n == 0)
-            return Fact::par(k);
-          opre *= out[k];
-        }
-        return bad("reshape splits the factored blocks");
-      })
-      .Case([&](TransposeOp o) {
-        for (auto [i, p] : llvm::enumerate(o.getPerm()))
-          if (p == f(0).dim)
-            return Fact::par(i);
-        return bad("bad permutation");
-      })
-      .Case<SliceOp, SliceGradOp>([&](Operation *o) {
-        Value small = isa<SliceGradOp>(o) ? o->getOperand(0) : o->getResult(0);
-        Value big = isa<SliceGradOp>(o) ? o->getResult(0) : o->getOperand(0);
-        int d = f(0).dim;
-        auto start = cast<DenseI64ArrayAttr>(o->getAttr("start")).asArrayRef();
-        if (start[d] != 0 || shapeOf(small)[d] != shapeOf(big)[d])
-          return bad("slice along the factored dimension");
-        return Fact::par(d);
-      })
-      .Case([&](ConcatOp o) {
-        int d = f(0).dim;
-        if (d == o.getDim())
-          return bad("concat along the factored dimension");
-        for (Value v : o.getInputs())
-          if (!facts.lookup(v).isPar(d))
-            return bad("concat factored inconsistently");
-        return Fact::par(d);
-      })
-      .Case<MoEGateOp, MoEGateGradOp>([&](Operation *o) {
-        // Each token is routed on its own row: factored along the tokens
-        // with a replicated router; the router's gradient sums the tokens.
-        bool grad = isa<MoEGateGradOp>(o);
-        if (f(0).isPar(0) && f(1).kind == Fact::Rep &&
-            (!grad || f(2).isPar(0)))
-          return grad && result == 1 ? Fact::red() : Fact::par(0);
-        return bad("router factored other than along the tokens");
-      })
-      .Case<MoEGmmOp, MoEGmmGradOp>([&](Operation *o) {
-        // Tokens [, cotangent], indices and routing weights factored along
-        // the tokens, expert weights replicated; their gradients sum the
-        // tokens.
-        unsigned base = isa<MoEGmmGradOp>(o) ? 1 : 0;
-        for (unsigned i = 0; i < base + 3; ++i)
-          if (!f(i).isPar(0))
-            return bad("expert matmul factored other than along the tokens");
-        for (unsigned i = base + 3; i < base + 6; ++i)
-          if (f(i).kind != Fact::Rep)
-            return bad("expert weights factored in a token-parallel matmul");
-        return base && result >= 2 ? Fact::red() : Fact::par(0);
-      })
-      .Case([&](DispatchOp) {
-        Fact ft = f(0), fg = f(1);
-        if (ft.isPar(0) && fg.isPar(0))
-          return Fact::par(1);
-        if (ft.isPar(1) && fg.kind == Fact::Rep)
-          return Fact::par(2);
-        return bad("dispatch factored inconsistently");
-      })
-      .Case<CombineOp, DispatchGradOp>([&](Operation *) {
-        Fact fe = f(0), fg = f(1);
-        if (fe.isPar(1) && fg.isPar(0))
-          return Fact::par(0);
-        if (fe.isPar(2) && fg.kind == Fact::Rep)
-          return Fact::par(1);
-        return bad("combine factored inconsistently");
-      })
-      .Case([&](CombineGradOp) {
-        if (f(0).isPar(1) && f(1).isPar(0) && f(2).isPar(0))
-          return result == 0 ? Fact::par(1) : Fact::par(0);
-        return bad("combine_grad factored inconsistently");
-      })
-      .Default([&](Operation *) {
-        return bad("no symmetry rule for the op (cross-entropy, causal mask, "
-                   "or an op whose value depends on the axis' extent)");
-      });
+  SmallVector<Fact> operands;
+  for (Value v : op->getOperands())
+    operands.push_back(facts.lookup(v));
+  return getFoldFact(op, operands, result, n, why);
 }
 
 bool Folder::analyzeSpec(std::string &why) {

@@ -120,7 +120,7 @@ tv.stage @avg_reduce assumes [#tv.lineage<"w"[0:3, 0:2] = ["w":0] | ["w":1] | ["
 // not foldable, so it is verified in full.
 // CHECK-LABEL: tv.stage @mean
 // CHECK-NOT: folded
-// expected-remark @+1 {{not folded along 'dp': tv.mean: mean or max along the factored dimension}}
+// expected-remark @+1 {{not folded along 'dp': tv.mean: normalizes along the factored dimension}}
 tv.stage @mean assumes [#tv.lineage<"x"[0:1, 0:2] = ["x":0]>, #tv.lineage<"x"[1:2, 0:2] = ["x":1]>, #tv.lineage<"x"[2:3, 0:2] = ["x":2]>, #tv.lineage<"x"[3:4, 0:2] = ["x":3]>]
     guarantees [#tv.lineage<"m"[0:2] = ["m":0] | ["m":1] | ["m":2] | ["m":3]>] {
   tv.spec @spec {

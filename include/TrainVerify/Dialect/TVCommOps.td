@@ -4,6 +4,7 @@
 
 include "TrainVerify/Dialect/TVBase.td"
 include "TrainVerify/Dialect/TVAttrs.td"
+include "TrainVerify/Interfaces/TVOpInterfaces.td"
 
 // Every collective names its group either by mesh axes (`axes = ["tp"]`: the
 // ranks that share all other coordinates) or by explicit rank sets
@@ -12,7 +13,9 @@ include "TrainVerify/Dialect/TVAttrs.td"
 // sorted by rank.
 class TV_CollectiveOp<string mnemonic, dag extraArgs, string desc,
                       Type tensor = TV_FloatTensor>
-    : TV_ProgramOp<mnemonic, []> {
+    : TV_ProgramOp<mnemonic, [
+        DeclareOpInterfaceMethods<TV_CollectiveOpInterface>,
+        DeclareOpInterfaceMethods<TV_ShapeRuleOpInterface>]> {
   let description = desc # [{
 
     Members of one collective are matched in program order: the k-th

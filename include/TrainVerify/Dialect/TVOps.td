@@ -5,8 +5,15 @@
 include "TrainVerify/Dialect/TVBase.td"
 include "TrainVerify/Dialect/TVAttrs.td"
 include "TrainVerify/Dialect/TVStructureOps.td"
-include "TrainVerify/Dialect/TVComputeOps.td"
-include "TrainVerify/Dialect/TVGradOps.td"
+include "TrainVerify/Dialect/Ops/TVElementwiseOps.td"
+include "TrainVerify/Dialect/Ops/TVContractionOps.td"
+include "TrainVerify/Dialect/Ops/TVReductionOps.td"
+include "TrainVerify/Dialect/Ops/TVNormOps.td"
+include "TrainVerify/Dialect/Ops/TVAttentionOps.td"
+include "TrainVerify/Dialect/Ops/TVVocabularyOps.td"
+include "TrainVerify/Dialect/Ops/TVMovementOps.td"
+include "TrainVerify/Dialect/Ops/TVMoEOps.td"
+include "TrainVerify/Dialect/Ops/TVOptimizerOps.td"
 include "TrainVerify/Dialect/TVCommOps.td"
 
 #endif // TV_OPS_TD

@@ -3,7 +3,7 @@
 #define TRAINVERIFY_VERIFY_EXECUTOR_H
 
 #include "TrainVerify/Dialect/TVOps.h"
-#include "TrainVerify/Verify/Domains.h"
+#include "TrainVerify/Semantics/Domains.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include <functional>

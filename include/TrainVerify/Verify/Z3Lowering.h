@@ -2,7 +2,7 @@
 #ifndef TRAINVERIFY_VERIFY_Z3LOWERING_H
 #define TRAINVERIFY_VERIFY_Z3LOWERING_H
 
-#include "TrainVerify/Verify/Term.h"
+#include "TrainVerify/Semantics/Term.h"
 
 #include <map>
 #include <optional>

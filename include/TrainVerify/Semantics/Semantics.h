@@ -1,20 +1,12 @@
-//===- Semantics.h - the meaning of every tv op over a domain ---*- C++ -*-===//
-#ifndef TRAINVERIFY_VERIFY_SEMANTICS_H
-#define TRAINVERIFY_VERIFY_SEMANTICS_H
+//===- Semantics.h - evaluating an op over a domain -------------*- C++ -*-===//
+#ifndef TRAINVERIFY_SEMANTICS_SEMANTICS_H
+#define TRAINVERIFY_SEMANTICS_SEMANTICS_H
 
-#include "TrainVerify/Dialect/TVOps.h"
-#include "TrainVerify/Verify/Domains.h"
+#include "TrainVerify/Semantics/Evaluator.h"
 
 #include <string>
 
 namespace mlir::tv {
-
-/// Where a local op runs: needed by rank-dependent ops (vocab-parallel
-/// embedding, chunk).
-struct RankEnv {
-  int64_t rank = 0;
-  mutable MeshOp mesh;
-};
 
 /// Whether the op is evaluated by `evalLocalOp` (compute, backward, local
 /// data movement). Structure and communication ops are handled by executors.

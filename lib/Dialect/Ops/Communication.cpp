@@ -1,5 +1,10 @@
-//===- CommOps.cpp - collectives and point-to-point -----------------------===//
-#include "TrainVerify/Dialect/TVOps.h"
+//===- Communication.cpp - collectives and point-to-point -----------------===//
+//
+// Collectives (evaluated once per group instance) and send/recv (matched by
+// the executor): their verifiers, their meaning and their shape rules.
+//
+//===----------------------------------------------------------------------===//
+#include "OpFamily.h"
 
 #include "mlir/IR/TypeUtilities.h"
 
@@ -7,6 +12,7 @@
 
 using namespace mlir;
 using namespace mlir::tv;
+using namespace mlir::tv::ops;
 
 static MeshOp enclosingMesh(Operation *op) {
   auto plan = op->getParentOfType<PlanOp>();
@@ -16,10 +22,6 @@ static MeshOp enclosingMesh(Operation *op) {
 static ArrayRef<int64_t> enclosingRanks(Operation *op) {
   auto prog = op->getParentOfType<RankProgramOp>();
   return prog ? prog.getRanks() : ArrayRef<int64_t>();
-}
-
-static ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
 }
 
 /// Group of `rank` for a collective with the given group attributes.
@@ -68,9 +70,9 @@ static FailureOr<int64_t> verifyGroup(Operation *op, ArrayAttr axes,
       StringRef name = cast<StringAttr>(a).getValue();
       int64_t idx = mesh.getAxisIndex(name);
       if (idx < 0)
-        return op->emitOpError() << "group axis '" << name
-                                 << "' is not an axis of mesh @"
-                                 << mesh.getSymName();
+        return op->emitOpError()
+               << "group axis '" << name << "' is not an axis of mesh @"
+               << mesh.getSymName();
       if (!seen.insert(idx).second)
         return op->emitOpError() << "group axis '" << name << "' is repeated";
       size *= mesh.getSizes()[idx];
@@ -87,30 +89,23 @@ static FailureOr<int64_t> verifyGroup(Operation *op, ArrayAttr axes,
       return op->emitOpError() << "rank_groups entries must be non-empty "
                                   "array<i64> rank lists";
     if (size >= 0 && (int64_t)arr.size() != size)
-      return op->emitOpError() << "rank_groups have different sizes ("
-                               << size << " and " << arr.size() << ")";
+      return op->emitOpError() << "rank_groups have different sizes (" << size
+                               << " and " << arr.size() << ")";
     size = arr.size();
     for (int64_t r : arr.asArrayRef()) {
       if (mesh && (r < 0 || r >= mesh.getNumRanks()))
-        return op->emitOpError() << "rank_groups names rank " << r
-                                 << " outside the mesh";
+        return op->emitOpError()
+               << "rank_groups names rank " << r << " outside the mesh";
       if (!seen.insert(r).second)
-        return op->emitOpError() << "rank " << r
-                                 << " appears in two rank_groups";
+        return op->emitOpError()
+               << "rank " << r << " appears in two rank_groups";
     }
   }
   for (int64_t r : enclosingRanks(op))
     if (!seen.contains(r))
-      return op->emitOpError() << "rank " << r
-                               << " runs this collective but is in no group";
+      return op->emitOpError()
+             << "rank " << r << " runs this collective but is in no group";
   return size;
-}
-
-static std::string str(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? ", " : "") + std::to_string(d);
-  return s + "]";
 }
 
 /// Result equals input except `dim`, which is multiplied by `mul` and
@@ -123,8 +118,8 @@ static LogicalResult verifyResized(Operation *op, Value in, Value out,
     return op->emitOpError() << "moves data: result element type must equal "
                                 "the input's";
   if (dim < 0 || dim >= (int64_t)is.size())
-    return op->emitOpError() << "dim " << dim << " is out of range for rank "
-                             << is.size();
+    return op->emitOpError()
+           << "dim " << dim << " is out of range for rank " << is.size();
   if (is[dim] % div)
     return op->emitOpError() << "dimension " << dim << " of size " << is[dim]
                              << " does not split into " << n
@@ -132,9 +127,9 @@ static LogicalResult verifyResized(Operation *op, Value in, Value out,
   SmallVector<int64_t> expected(is);
   expected[dim] = is[dim] / div * mul;
   if (shapeOf(out) != ArrayRef<int64_t>(expected))
-    return op->emitOpError() << "result has shape " << str(shapeOf(out))
-                             << ", expected " << str(expected)
-                             << " for group size " << n;
+    return op->emitOpError()
+           << "result has shape " << str(shapeOf(out)) << ", expected "
+           << str(expected) << " for group size " << n;
   return success();
 }
 
@@ -143,8 +138,8 @@ static LogicalResult verifyResized(Operation *op, Value in, Value out,
     return groupOf(*this, getAxesAttr(), getRankGroupsAttr(), rank);           \
   }                                                                            \
   int64_t OpT::getGroupSize() {                                                \
-    FailureOr<int64_t> n = verifyGroup(*this, getAxesAttr(),                   \
-                                       getRankGroupsAttr());                   \
+    FailureOr<int64_t> n =                                                     \
+        verifyGroup(*this, getAxesAttr(), getRankGroupsAttr());                \
     return succeeded(n) ? *n : 0;                                              \
   }
 TV_GROUP_METHODS(AllReduceOp)
@@ -246,9 +241,9 @@ template <typename OpT> static LogicalResult verifyRooted(OpT op) {
   if (op.getInput().getType() != op.getResult().getType())
     return op.emitOpError() << "result type must equal input type";
   if (*n && ((int64_t)op.getRoot() < 0 || (int64_t)op.getRoot() >= *n))
-    return op.emitOpError() << "root " << op.getRoot()
-                            << " is not a group index (group size " << *n
-                            << ")";
+    return op.emitOpError()
+           << "root " << op.getRoot() << " is not a group index (group size "
+           << *n << ")";
   return success();
 }
 LogicalResult BroadcastCommOp::verify() { return verifyRooted(*this); }
@@ -301,13 +296,13 @@ static LogicalResult verifyPeer(Operation *op, std::optional<int64_t> peer,
   if (!mesh)
     return success();
   if (axis && mesh.getAxisIndex(*axis) < 0)
-    return op->emitOpError() << "peer axis '" << *axis
-                             << "' is not an axis of mesh @"
-                             << mesh.getSymName();
+    return op->emitOpError()
+           << "peer axis '" << *axis << "' is not an axis of mesh @"
+           << mesh.getSymName();
   if (shift && shift->size() != mesh.getSizes().size())
-    return op->emitOpError() << "'peer_shift' has " << shift->size()
-                             << " offsets for the " << mesh.getSizes().size()
-                             << " axes of mesh @" << mesh.getSymName();
+    return op->emitOpError()
+           << "'peer_shift' has " << shift->size() << " offsets for the "
+           << mesh.getSizes().size() << " axes of mesh @" << mesh.getSymName();
   for (int64_t r : enclosingRanks(op)) {
     int64_t p = peerOf(op, peer, axis, offset, shift, r);
     if (p < 0 || p >= mesh.getNumRanks())
@@ -333,4 +328,206 @@ LogicalResult SendOp::verify() {
 LogicalResult RecvOp::verify() {
   return verifyPeer(*this, getPeer(), getPeerAxis(), getPeerOffset(),
                     getPeerShift());
+}
+
+//===----------------------------------------------------------------------===//
+// Meaning (one group instance: operand and result i are member i's)
+//===----------------------------------------------------------------------===//
+
+/// Piece i of n along `dim`.
+template <typename D>
+static Tensor<typename D::V> chunkOf(Evaluator<D> &ev,
+                                     const Tensor<typename D::V> &x,
+                                     int64_t dim, int64_t i, int64_t n) {
+  Shape cs = x.shape;
+  cs[dim] /= n;
+  Tensor<typename D::V> res = ev.make(cs);
+  Shape strides = computeStrides(cs), xStrides = computeStrides(x.shape);
+  for (int64_t k = 0, end = res.data.size(); k < end; ++k) {
+    Shape idx = delinearize(k, strides);
+    idx[dim] += i * cs[dim];
+    res.data[k] = x.data[linearize(idx, xStrides)];
+  }
+  return res;
+}
+
+/// The parts concatenated along `dim`.
+template <typename D>
+static Tensor<typename D::V>
+concatOf(Evaluator<D> &ev, ArrayRef<Tensor<typename D::V>> parts, int64_t dim) {
+  Shape rs = parts[0].shape;
+  rs[dim] *= parts.size();
+  Tensor<typename D::V> res = ev.make(rs);
+  Shape rStrides = computeStrides(rs);
+  for (auto [p, x] : llvm::enumerate(parts)) {
+    Shape strides = computeStrides(x.shape);
+    for (int64_t k = 0, end = x.data.size(); k < end; ++k) {
+      Shape idx = delinearize(k, strides);
+      idx[dim] += p * x.shape[dim];
+      res.data[linearize(idx, rStrides)] = x.data[k];
+    }
+  }
+  return res;
+}
+
+/// The sum of every member's operand, divided by the group size for `avg`.
+template <typename D>
+static Tensor<typename D::V> reduceSum(Evaluator<D> &ev, bool average) {
+  Tensor<typename D::V> acc = *ev.in[0];
+  int64_t n = ev.in.size();
+  for (int64_t i = 1; i < n; ++i)
+    for (size_t k = 0; k < acc.data.size(); ++k)
+      acc.data[k] = ev.d.add(acc.data[k], ev.in[i]->data[k]);
+  if (average)
+    for (auto &v : acc.data)
+      v = ev.d.divInt(v, n);
+  return acc;
+}
+
+template <typename D>
+static EvalStatus evaluateGroup(AllReduceOp o, Evaluator<D> &ev) {
+  int64_t n = ev.in.size();
+  if (o.getKind() != ReduceKind::max) {
+    ev.out.assign(n, reduceSum(ev, o.getKind() == ReduceKind::avg));
+    return std::nullopt;
+  }
+  Tensor<typename D::V> acc = ev.make(ev.in[0]->shape);
+  for (size_t k = 0; k < acc.data.size(); ++k) {
+    SmallVector<typename D::V> xs;
+    for (int64_t i = 0; i < n; ++i)
+      xs.push_back(ev.in[i]->data[k]);
+    acc.data[k] = ev.d.max(xs);
+  }
+  ev.out.assign(n, acc);
+  return std::nullopt;
+}
+TV_EVALUATE_GROUP_BY_TEMPLATE(AllReduceOp)
+
+// Members' pieces are concatenated in `order` (default: group order).
+template <typename D>
+static EvalStatus evaluateGroup(AllGatherOp o, Evaluator<D> &ev) {
+  int64_t n = ev.in.size();
+  std::optional<ArrayRef<int64_t>> order = o.getOrder();
+  if (order && (int64_t)order->size() != n)
+    return std::string("all_gather 'order' does not match its group");
+  SmallVector<Tensor<typename D::V>> parts;
+  for (int64_t p = 0; p < n; ++p)
+    parts.push_back(*ev.in[order ? (*order)[p] : p]);
+  ev.out.assign(
+      n, concatOf(ev, ArrayRef<Tensor<typename D::V>>(parts), o.getDim()));
+  return std::nullopt;
+}
+TV_EVALUATE_GROUP_BY_TEMPLATE(AllGatherOp)
+
+template <typename D>
+static EvalStatus evaluateGroup(ReduceScatterOp o, Evaluator<D> &ev) {
+  int64_t n = ev.in.size();
+  Tensor<typename D::V> acc = reduceSum(ev, o.getKind() == ReduceKind::avg);
+  for (int64_t i = 0; i < n; ++i)
+    ev.out.push_back(chunkOf(ev, acc, o.getDim(), i, n));
+  return std::nullopt;
+}
+TV_EVALUATE_GROUP_BY_TEMPLATE(ReduceScatterOp)
+
+template <typename D>
+static EvalStatus evaluateGroup(AllToAllOp o, Evaluator<D> &ev) {
+  int64_t n = ev.in.size();
+  for (int64_t j = 0; j < n; ++j) {
+    SmallVector<Tensor<typename D::V>> parts;
+    for (int64_t i = 0; i < n; ++i)
+      parts.push_back(chunkOf(ev, *ev.in[i], o.getSplitDim(), j, n));
+    ev.out.push_back(
+        concatOf(ev, ArrayRef<Tensor<typename D::V>>(parts), o.getConcatDim()));
+  }
+  return std::nullopt;
+}
+TV_EVALUATE_GROUP_BY_TEMPLATE(AllToAllOp)
+
+template <typename D>
+static EvalStatus evaluateGroup(BroadcastCommOp o, Evaluator<D> &ev) {
+  ev.out.assign(ev.in.size(), *ev.in[o.getRoot()]);
+  return std::nullopt;
+}
+TV_EVALUATE_GROUP_BY_TEMPLATE(BroadcastCommOp)
+
+// Only the root receives the sum; the others' results are undefined.
+template <typename D>
+static EvalStatus evaluateGroup(ReduceOp o, Evaluator<D> &ev) {
+  for (int64_t i = 0, n = ev.in.size(); i < n; ++i) {
+    if (i == (int64_t)o.getRoot()) {
+      ev.out.push_back(reduceSum(ev, false));
+      continue;
+    }
+    Tensor<typename D::V> u = ev.make(ev.in[i]->shape);
+    for (auto &v : u.data)
+      v = ev.d.undef();
+    ev.out.push_back(std::move(u));
+  }
+  return std::nullopt;
+}
+TV_EVALUATE_GROUP_BY_TEMPLATE(ReduceOp)
+
+// Chunk is local: member i keeps piece i of its own operand.
+template <typename D>
+static EvalStatus evaluateGroup(ChunkOp o, Evaluator<D> &ev) {
+  for (int64_t i = 0, n = ev.in.size(); i < n; ++i)
+    ev.out.push_back(chunkOf(ev, *ev.in[i], o.getDim(), i, n));
+  return std::nullopt;
+}
+TV_EVALUATE_GROUP_BY_TEMPLATE(ChunkOp)
+
+//===----------------------------------------------------------------------===//
+// Shape rules: a resized dimension keeps its ratio to the operand's.
+//===----------------------------------------------------------------------===//
+
+void AllReduceOp::addShapeConstraints(ShapeConstraints &c) {
+  c.equalShapes(*this, getInput(), getResult());
+}
+void BroadcastCommOp::addShapeConstraints(ShapeConstraints &c) {
+  c.equalShapes(*this, getInput(), getResult());
+}
+void ReduceOp::addShapeConstraints(ShapeConstraints &c) {
+  c.equalShapes(*this, getInput(), getResult());
+}
+
+void AllGatherOp::addShapeConstraints(ShapeConstraints &c) {
+  Value in = getInput(), res = getResult();
+  int64_t dim = getDim(), n = shapeOf(res)[dim] / shapeOf(in)[dim];
+  for (unsigned d = 0; d < rankOf(res); ++d)
+    if ((int64_t)d == dim)
+      c.linear(*this, {{1, key(res, d)}}, {{n, key(in, d)}});
+    else
+      c.equal(*this, key(res, d), key(in, d));
+}
+
+/// The result is piece of the operand along `dim`.
+static void splitShapeRule(Operation *o, int64_t dim, ShapeConstraints &c) {
+  Value in = o->getOperand(0), res = o->getResult(0);
+  int64_t n = shapeOf(in)[dim] / shapeOf(res)[dim];
+  for (unsigned d = 0; d < rankOf(res); ++d)
+    if ((int64_t)d == dim)
+      c.linear(o, {{1, key(in, d)}}, {{n, key(res, d)}});
+    else
+      c.equal(o, key(res, d), key(in, d));
+}
+void ReduceScatterOp::addShapeConstraints(ShapeConstraints &c) {
+  splitShapeRule(*this, getDim(), c);
+}
+void ChunkOp::addShapeConstraints(ShapeConstraints &c) {
+  splitShapeRule(*this, getDim(), c);
+}
+
+void AllToAllOp::addShapeConstraints(ShapeConstraints &c) {
+  Value in = getInput(), res = getResult();
+  int64_t s = getSplitDim(), cd = getConcatDim();
+  if (s == cd)
+    return c.equalShapes(*this, in, res);
+  int64_t n = shapeOf(in)[s] / shapeOf(res)[s];
+  for (unsigned d = 0; d < rankOf(res); ++d)
+    if ((int64_t)d == s)
+      c.linear(*this, {{1, key(in, d)}}, {{n, key(res, d)}});
+    else if ((int64_t)d == cd)
+      c.linear(*this, {{1, key(res, d)}}, {{n, key(in, d)}});
+    else
+      c.equal(*this, key(res, d), key(in, d));
 }

@@ -1,5 +1,5 @@
 //===- Term.cpp - hash-consed real terms in polynomial normal form --------===//
-#include "TrainVerify/Verify/Term.h"
+#include "TrainVerify/Semantics/Term.h"
 
 #include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/STLExtras.h"

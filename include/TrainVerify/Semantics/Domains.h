@@ -9,7 +9,7 @@
 #ifndef TRAINVERIFY_VERIFY_DOMAINS_H
 #define TRAINVERIFY_VERIFY_DOMAINS_H
 
-#include "TrainVerify/Verify/Term.h"
+#include "TrainVerify/Semantics/Term.h"
 #include <cmath>
 
 namespace mlir::tv {

@@ -1,0 +1,60 @@
+//===- TVReductionOps.td -----------------------------------*- tablegen -*-===//
+#ifndef TV_REDUCTION_OPS_TD
+#define TV_REDUCTION_OPS_TD
+
+include "TrainVerify/Dialect/TVComputeBase.td"
+
+class TV_ReductionOp<string mnemonic, string sem> : TV_ComputeOp<mnemonic, [
+      DeclareOpInterfaceMethods<TV_StructuredOpInterface>,
+      Pure]> {
+  let summary = mnemonic # " over dimensions";
+  let description = "The " # sem # " over `dims`; with `keepdim` the reduced "
+    # "dimensions stay with size 1, otherwise they are removed.";
+  let arguments = (ins TV_FloatTensor:$input, DenseI64ArrayAttr:$dims,
+                       UnitAttr:$keepdim);
+  let results = (outs TV_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `dims` $dims attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TV_SumOp : TV_ReductionOp<"sum", "sum">;
+def TV_MeanOp : TV_ReductionOp<"mean", "arithmetic mean">;
+def TV_MaxOp : TV_ReductionOp<"max", "maximum">;
+
+def TV_MaxGradOp : TV_ComputeOp<"max_grad", [
+      DeclareOpInterfaceMethods<TV_StructuredOpInterface>,
+      DeclareOpInterfaceMethods<TV_GradOpInterface>,
+      Pure]> {
+  let summary = "VJP of max: dy shared equally among the maximal elements";
+  let arguments = (ins TV_FloatTensor:$input, TV_FloatTensor:$grad,
+                       DenseI64ArrayAttr:$dims, UnitAttr:$keepdim);
+  let results = (outs TV_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $grad `dims` $dims attr-dict `:` type($input) `,` type($grad)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TV_MeanGradOp : TV_ComputeOp<"mean_grad", [
+      DeclareOpInterfaceMethods<TV_StructuredOpInterface>,
+      DeclareOpInterfaceMethods<TV_GradOpInterface>,
+      Pure]> {
+  let summary = "VJP of mean: dy broadcast over `dims` of the result, divided by their size";
+  let description = [{
+    The result type is the forward input's; `grad` has the forward result's
+    shape (`keepdim` as in `tv.mean`). The divisor is the number of reduced
+    elements, read from the types, so it follows shape reduction.
+  }];
+  let arguments = (ins TV_FloatTensor:$grad, DenseI64ArrayAttr:$dims,
+                       UnitAttr:$keepdim);
+  let results = (outs TV_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `dims` $dims attr-dict `:` type($grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TV_REDUCTION_OPS_TD

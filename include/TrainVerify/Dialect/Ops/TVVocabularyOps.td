@@ -1,0 +1,81 @@
+//===- TVVocabularyOps.td ----------------------------------*- tablegen -*-===//
+#ifndef TV_VOCABULARY_OPS_TD
+#define TV_VOCABULARY_OPS_TD
+
+include "TrainVerify/Dialect/TVComputeBase.td"
+
+def TV_EmbeddingOp : TV_ComputeOp<"embedding", [
+      DeclareOpInterfaceMethods<TV_ShapeRuleOpInterface>,
+      DeclareOpInterfaceMethods<TV_SymmetryRuleOpInterface>,
+      Pure]> {
+  let summary = "Embedding lookup, optionally vocab-parallel";
+  let description = [{
+    `result[i..., :] = table[ids[i...] - offset, :]` when the row is inside
+    the table, zero otherwise. `offset` is `vocab_offset` when given (the
+    first vocabulary row this shard holds), or, with `vocab_axis`, the rank's
+    coordinate on that mesh axis times the table's row count (the
+    vocab-parallel embedding of Megatron-LM), or 0.
+  }];
+  let arguments = (ins TV_IdTensor:$ids, TV_FloatTensor:$table,
+                       OptionalAttr<StrAttr>:$vocab_axis,
+                       OptionalAttr<I64Attr>:$vocab_offset);
+  let results = (outs TV_FloatTensor:$result);
+  let assemblyFormat = [{
+    $ids `,` $table attr-dict `:` type($ids) `,` type($table) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TV_CrossEntropyOp : TV_ComputeOp<"cross_entropy", [
+      DeclareOpInterfaceMethods<TV_ShapeRuleOpInterface>,
+      Pure]> {
+  let summary = "Mean cross-entropy of logits against integer labels";
+  let description = [{
+    `logits` `[n, v]`, `labels` `[n]`; the result is the rank-0
+    `mean_i (log(sum_j exp(logits[i, j])) - logits[i, labels[i]])`.
+  }];
+  let arguments = (ins TV_FloatTensor:$logits, TV_IdTensor:$labels);
+  let results = (outs TV_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` type($logits) `,` type($labels) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TV_EmbeddingGradOp : TV_ComputeOp<"embedding_grad", [
+      DeclareOpInterfaceMethods<TV_ShapeRuleOpInterface>,
+      DeclareOpInterfaceMethods<TV_SymmetryRuleOpInterface>,
+      DeclareOpInterfaceMethods<TV_GradOpInterface>,
+      Pure]> {
+  let summary = "VJP of embedding: scatter-add of dy into the table rows";
+  let description = [{
+    `result[r, :] = sum over positions p with ids[p] - offset == r of dy[p, :]`
+    with `offset` as in `tv.embedding`; the result type gives the table shape.
+  }];
+  let arguments = (ins TV_IdTensor:$ids, TV_FloatTensor:$grad,
+                       OptionalAttr<StrAttr>:$vocab_axis,
+                       OptionalAttr<I64Attr>:$vocab_offset);
+  let results = (outs TV_FloatTensor:$result);
+  let assemblyFormat = [{
+    $ids `,` $grad attr-dict `:` type($ids) `,` type($grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TV_CrossEntropyGradOp : TV_ComputeOp<"cross_entropy_grad", [
+      DeclareOpInterfaceMethods<TV_ShapeRuleOpInterface>,
+      DeclareOpInterfaceMethods<TV_GradOpInterface>,
+      Pure]> {
+  let summary = "VJP of cross_entropy: (softmax(logits) - onehot) * dloss / n";
+  let arguments = (ins TV_FloatTensor:$logits, TV_IdTensor:$labels,
+                       TV_FloatTensor:$grad);
+  let results = (outs TV_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $grad attr-dict `:` type($logits) `,` type($labels)
+    `,` type($grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TV_VOCABULARY_OPS_TD

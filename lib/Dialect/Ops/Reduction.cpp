@@ -1,0 +1,215 @@
+//===- Reduction.cpp - sum, mean, max and their VJPs ----------------------===//
+//
+// Reductions over listed dimensions. A sum is additive over a factored
+// dimension; a mean or max needs the whole extent (normalized loops).
+//
+//===----------------------------------------------------------------------===//
+#include "OpFamily.h"
+
+using namespace mlir;
+using namespace mlir::tv;
+using namespace mlir::tv::ops;
+
+//===----------------------------------------------------------------------===//
+// Verifiers and folders
+//===----------------------------------------------------------------------===//
+
+template <typename OpT> static LogicalResult verifyReduction(OpT op) {
+  ArrayRef<int64_t> in = shapeOf(op.getInput());
+  if (op.getDims().empty())
+    return op.emitOpError() << "must reduce at least one dimension";
+  if (failed(checkDims(op, op.getDims(), in.size())))
+    return failure();
+  return expectShape(op, op.getResult(),
+                     reducedShape(in, op.getDims(), op.getKeepdim()), "result");
+}
+
+LogicalResult SumOp::verify() { return verifyReduction(*this); }
+
+LogicalResult MeanOp::verify() { return verifyReduction(*this); }
+
+LogicalResult MaxOp::verify() { return verifyReduction(*this); }
+
+LogicalResult MaxGradOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  if (getDims().empty())
+    return emitOpError() << "must reduce at least one dimension";
+  if (failed(checkDims(*this, getDims(), in.size())) ||
+      failed(expectShape(*this, getGrad(),
+                         reducedShape(in, getDims(), getKeepdim()), "grad")))
+    return failure();
+  return expectShape(*this, getResult(), in, "result");
+}
+
+LogicalResult MeanGradOp::verify() {
+  ArrayRef<int64_t> out = shapeOf(getResult());
+  if (getDims().empty())
+    return emitOpError() << "must reduce at least one dimension";
+  if (failed(checkDims(*this, getDims(), out.size())))
+    return failure();
+  return expectShape(*this, getGrad(),
+                     reducedShape(out, getDims(), getKeepdim()), "grad");
+}
+
+//===----------------------------------------------------------------------===//
+// Meaning
+//===----------------------------------------------------------------------===//
+
+template <typename D> static EvalStatus evaluate(SumOp o, Evaluator<D> &ev) {
+  using T = Tensor<typename D::V>;
+  D &d = ev.d;
+  auto in = ev.in;
+  auto &out = ev.out;
+  T res = ev.make(ev.result());
+  ev.forReduce(*in[0], o.getDims(), o.getKeepdim(), [&](int64_t r, int64_t i) {
+    res.data[r] = d.add(res.data[r], in[0]->data[i]);
+  });
+  out.push_back(std::move(res));
+  return std::nullopt;
+}
+TV_EVALUATE_BY_TEMPLATE(SumOp)
+
+template <typename D> static EvalStatus evaluate(MeanOp o, Evaluator<D> &ev) {
+  using V = typename D::V;
+  using T = Tensor<typename D::V>;
+  D &d = ev.d;
+  auto in = ev.in;
+  auto &out = ev.out;
+  T res = ev.make(ev.result());
+  ev.forReduce(*in[0], o.getDims(), o.getKeepdim(), [&](int64_t r, int64_t i) {
+    res.data[r] = d.add(res.data[r], in[0]->data[i]);
+  });
+  int64_t n = numElements(in[0]->shape) / std::max<int64_t>(1, res.data.size());
+  for (V &v : res.data)
+    v = d.divInt(v, n);
+  out.push_back(std::move(res));
+  return std::nullopt;
+}
+TV_EVALUATE_BY_TEMPLATE(MeanOp)
+
+template <typename D> static EvalStatus evaluate(MaxOp o, Evaluator<D> &ev) {
+  using V = typename D::V;
+  using T = Tensor<typename D::V>;
+  D &d = ev.d;
+  auto in = ev.in;
+  auto &out = ev.out;
+  Shape rs = ev.result();
+  std::vector<SmallVector<V>> groups(numElements(rs));
+  ev.forReduce(*in[0], o.getDims(), o.getKeepdim(), [&](int64_t r, int64_t i) {
+    groups[r].push_back(in[0]->data[i]);
+  });
+  T res = ev.make(rs);
+  for (size_t r = 0; r < groups.size(); ++r)
+    res.data[r] = d.max(groups[r]);
+  out.push_back(std::move(res));
+  return std::nullopt;
+}
+TV_EVALUATE_BY_TEMPLATE(MaxOp)
+
+template <typename D>
+static EvalStatus evaluate(MaxGradOp o, Evaluator<D> &ev) {
+  using V = typename D::V;
+  using T = Tensor<typename D::V>;
+  D &d = ev.d;
+  auto in = ev.in;
+  auto &out = ev.out;
+  const T &x = *in[0], &g = *in[1];
+  std::vector<SmallVector<int64_t>> groups(g.data.size());
+  ev.forReduce(x, o.getDims(), o.getKeepdim(),
+               [&](int64_t r, int64_t i) { groups[r].push_back(i); });
+  T res = ev.make(x.shape);
+  for (size_t r = 0; r < groups.size(); ++r) {
+    SmallVector<V> row;
+    for (int64_t i : groups[r])
+      row.push_back(x.data[i]);
+    for (auto [p, i] : llvm::enumerate(groups[r]))
+      res.data[i] = d.mul(g.data[r], d.maxShare(p, row));
+  }
+  out.push_back(std::move(res));
+  return std::nullopt;
+}
+TV_EVALUATE_BY_TEMPLATE(MaxGradOp)
+
+template <typename D>
+static EvalStatus evaluate(MeanGradOp o, Evaluator<D> &ev) {
+  using T = Tensor<typename D::V>;
+  D &d = ev.d;
+  auto in = ev.in;
+  auto &out = ev.out;
+  Shape rs = ev.result();
+  T res = ev.make(rs);
+  const T &g = *in[0];
+  int64_t n = numElements(rs) / std::max<int64_t>(1, g.data.size());
+  ev.forReduce(res, o.getDims(), o.getKeepdim(), [&](int64_t r, int64_t i) {
+    res.data[i] = d.divInt(g.data[r], n);
+  });
+  out.push_back(std::move(res));
+  return std::nullopt;
+}
+TV_EVALUATE_BY_TEMPLATE(MeanGradOp)
+
+//===----------------------------------------------------------------------===//
+// Structure and rules
+//===----------------------------------------------------------------------===//
+
+AffineMap mlir::tv::ops::reducedMap(unsigned rank, ArrayRef<int64_t> dims,
+                                    bool keepdim, MLIRContext *ctx) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d = 0; d < rank; ++d) {
+    if (!llvm::is_contained(dims, (int64_t)d))
+      exprs.push_back(getAffineDimExpr(d, ctx));
+    else if (keepdim)
+      exprs.push_back(getAffineConstantExpr(0, ctx));
+  }
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+/// Loops over the input's dimensions; the reduced ones are `reducedKind`.
+static OpStructure reduction(Operation *op, Value full, ArrayRef<int64_t> dims,
+                             bool keepdim, LoopKind reducedKind) {
+  MLIRContext *ctx = op->getContext();
+  unsigned rank = rankOf(full);
+  OpStructure s;
+  for (unsigned d = 0; d < rank; ++d)
+    s.loops.push_back(llvm::is_contained(dims, (int64_t)d)
+                          ? reducedKind
+                          : LoopKind::Parallel);
+  AffineMap all = loopsMap(rank, ctx),
+            part = reducedMap(rank, dims, keepdim, ctx);
+  for (Value v : op->getOperands())
+    s.operands.push_back(v == full ? all : part);
+  s.result = op->getResult(0) == full ? all : part;
+  return s;
+}
+
+// A sum is additive over its reduced loops; a mean divides by, and a max
+// compares across, the whole extent.
+OpStructure SumOp::getStructure(unsigned) {
+  return reduction(*this, getInput(), getDims(), getKeepdim(),
+                   LoopKind::Contraction);
+}
+OpStructure MeanOp::getStructure(unsigned) {
+  return reduction(*this, getInput(), getDims(), getKeepdim(),
+                   LoopKind::Normalized);
+}
+OpStructure MaxOp::getStructure(unsigned) {
+  return reduction(*this, getInput(), getDims(), getKeepdim(),
+                   LoopKind::Normalized);
+}
+OpStructure MaxGradOp::getStructure(unsigned) {
+  OpStructure s = reduction(*this, getInput(), getDims(), getKeepdim(),
+                            LoopKind::Normalized);
+  s.result = loopsMap(s.loops.size(), getContext());
+  return s;
+}
+OpStructure MeanGradOp::getStructure(unsigned) {
+  return reduction(*this, getResult(), getDims(), getKeepdim(),
+                   LoopKind::Normalized);
+}
+
+//===----------------------------------------------------------------------===//
+// Backward ops
+//===----------------------------------------------------------------------===//
+
+unsigned MaxGradOp::getCotangentIndex() { return 1; }
+unsigned MeanGradOp::getCotangentIndex() { return 0; }

@@ -1,0 +1,262 @@
+//===- Vocabulary.cpp - embedding and cross-entropy -----------------------===//
+//
+// Ops over a vocabulary: embedding lookup (optionally vocabulary-parallel)
+// and cross-entropy, forward and backward.
+//
+//===----------------------------------------------------------------------===//
+#include "OpFamily.h"
+
+using namespace mlir;
+using namespace mlir::tv;
+using namespace mlir::tv::ops;
+
+//===----------------------------------------------------------------------===//
+// Verifiers and folders
+//===----------------------------------------------------------------------===//
+
+/// A vocab-parallel embedding shards over a mesh axis of its plan.
+static LogicalResult verifyVocabAxis(Operation *op,
+                                     std::optional<StringRef> axis) {
+  if (op->hasAttr("vocab_offset") && axis)
+    return op->emitOpError() << "takes either vocab_axis or vocab_offset";
+  if (auto off = op->getAttrOfType<IntegerAttr>("vocab_offset");
+      off && off.getInt() < 0)
+    return op->emitOpError() << "vocab_offset must not be negative";
+  if (!axis)
+    return success();
+  auto plan = op->getParentOfType<PlanOp>();
+  if (!plan)
+    return op->emitOpError() << "has a vocab_axis but runs on one device (not "
+                                "in a plan)";
+  MeshOp mesh = plan.getMeshOp();
+  if (mesh && mesh.getAxisIndex(*axis) < 0)
+    return op->emitOpError()
+           << "vocab_axis '" << *axis << "' is not an axis of mesh @"
+           << mesh.getSymName();
+  return success();
+}
+
+LogicalResult EmbeddingOp::verify() {
+  if (failed(verifyVocabAxis(*this, getVocabAxis())))
+    return failure();
+  ArrayRef<int64_t> t = shapeOf(getTable());
+  if (t.size() != 2)
+    return emitOpError() << "table must have rank 2 ([vocab, hidden])";
+  SmallVector<int64_t> expected(shapeOf(getIds()));
+  expected.push_back(t[1]);
+  return expectShape(*this, getResult(), expected, "result");
+}
+
+LogicalResult EmbeddingGradOp::verify() {
+  if (failed(verifyVocabAxis(*this, getVocabAxis())))
+    return failure();
+  ArrayRef<int64_t> t = shapeOf(getResult());
+  if (t.size() != 2)
+    return emitOpError() << "result must have rank 2 ([vocab, hidden])";
+  SmallVector<int64_t> expected(shapeOf(getIds()));
+  expected.push_back(t[1]);
+  return expectShape(*this, getGrad(), expected, "grad");
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  ArrayRef<int64_t> l = shapeOf(getLogits());
+  if (l.size() != 2)
+    return emitOpError() << "logits must have rank 2 ([n, vocab])";
+  if (failed(expectShape(*this, getLabels(), {l[0]}, "labels")))
+    return failure();
+  return expectShape(*this, getResult(), {}, "result");
+}
+
+LogicalResult CrossEntropyGradOp::verify() {
+  ArrayRef<int64_t> l = shapeOf(getLogits());
+  if (l.size() != 2)
+    return emitOpError() << "logits must have rank 2 ([n, vocab])";
+  if (failed(expectShape(*this, getLabels(), {l[0]}, "labels")) ||
+      failed(expectShape(*this, getGrad(), {}, "grad")))
+    return failure();
+  return expectShape(*this, getResult(), l, "result");
+}
+
+//===----------------------------------------------------------------------===//
+// Meaning
+//===----------------------------------------------------------------------===//
+
+template <typename D>
+static EvalStatus evaluate(EmbeddingOp o, Evaluator<D> &ev) {
+  using V = typename D::V;
+  using T = Tensor<typename D::V>;
+  D &d = ev.d;
+  auto in = ev.in;
+  auto &out = ev.out;
+  const T &ids = *in[0], &table = *in[1];
+  int64_t rows = table.shape[0], h = table.shape[1];
+  int64_t offset = o.getVocabOffset() ? (int64_t)*o.getVocabOffset() : 0;
+  if (auto axis = o.getVocabAxis()) {
+    int64_t c = ev.coord(*axis);
+    if (c < 0) {
+      return "vocab_axis '" + axis->str() + "' is not a mesh axis";
+    }
+    offset = c * rows;
+  }
+  T res = ev.make(ev.result());
+  SmallVector<V> column(rows);
+  for (int64_t j = 0; j < h; ++j) {
+    for (int64_t r = 0; r < rows; ++r)
+      column[r] = table.data[r * h + j];
+    for (size_t p = 0; p < ids.data.size(); ++p)
+      res.data[p * h + j] = d.select(ids.data[p], offset, column);
+  }
+  out.push_back(std::move(res));
+  return std::nullopt;
+}
+TV_EVALUATE_BY_TEMPLATE(EmbeddingOp)
+
+template <typename D>
+static EvalStatus evaluate(EmbeddingGradOp o, Evaluator<D> &ev) {
+  using V = typename D::V;
+  using T = Tensor<typename D::V>;
+  D &d = ev.d;
+  auto in = ev.in;
+  auto &out = ev.out;
+  const T &ids = *in[0], &g = *in[1];
+  Shape rs = ev.result();
+  int64_t rows = rs[0], h = rs[1];
+  int64_t offset = o.getVocabOffset() ? (int64_t)*o.getVocabOffset() : 0;
+  if (auto axis = o.getVocabAxis()) {
+    int64_t c = ev.coord(*axis);
+    if (c < 0) {
+      return "vocab_axis '" + axis->str() + "' is not a mesh axis";
+    }
+    offset = c * rows;
+  }
+  T res = ev.make(rs);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < h; ++j) {
+      V s = d.zero();
+      for (size_t p = 0; p < ids.data.size(); ++p)
+        s = d.add(s, d.select(ids.data[p], offset + r, {g.data[p * h + j]}));
+      res.data[r * h + j] = s;
+    }
+  out.push_back(std::move(res));
+  return std::nullopt;
+}
+TV_EVALUATE_BY_TEMPLATE(EmbeddingGradOp)
+
+template <typename D>
+static EvalStatus evaluate(CrossEntropyOp, Evaluator<D> &ev) {
+  using V = typename D::V;
+  using T = Tensor<typename D::V>;
+  D &d = ev.d;
+  auto in = ev.in;
+  auto &out = ev.out;
+  const T &l = *in[0], &lab = *in[1];
+  int64_t n = l.shape[0], v = l.shape[1];
+  V total = d.zero();
+  for (int64_t i = 0; i < n; ++i) {
+    ArrayRef<V> row(l.data.data() + i * v, v);
+    SmallVector<V> e;
+    for (V x : row)
+      e.push_back(d.exp(x));
+    total =
+        d.add(total, d.sub(d.log(ev.sum(e)), d.select(lab.data[i], 0, row)));
+  }
+  T res = ev.make({});
+  res.data[0] = d.divInt(total, n);
+  out.push_back(std::move(res));
+  return std::nullopt;
+}
+TV_EVALUATE_BY_TEMPLATE(CrossEntropyOp)
+
+template <typename D>
+static EvalStatus evaluate(CrossEntropyGradOp, Evaluator<D> &ev) {
+  using V = typename D::V;
+  using T = Tensor<typename D::V>;
+  D &d = ev.d;
+  auto in = ev.in;
+  auto &out = ev.out;
+  const T &l = *in[0], &lab = *in[1], &g = *in[2];
+  int64_t n = l.shape[0], v = l.shape[1];
+  T res = ev.make(l.shape);
+  V scale = d.divInt(g.data[0], n);
+  for (int64_t i = 0; i < n; ++i) {
+    SmallVector<V> e;
+    for (int64_t j = 0; j < v; ++j)
+      e.push_back(d.exp(l.data[i * v + j]));
+    V s = ev.sum(e);
+    for (int64_t j = 0; j < v; ++j)
+      res.data[i * v + j] = d.mul(
+          scale, d.sub(d.div(e[j], s), d.select(lab.data[i], j, {d.one()})));
+  }
+  out.push_back(std::move(res));
+  return std::nullopt;
+}
+TV_EVALUATE_BY_TEMPLATE(CrossEntropyGradOp)
+
+//===----------------------------------------------------------------------===//
+// Structure and rules
+//===----------------------------------------------------------------------===//
+
+void EmbeddingOp::addShapeConstraints(ShapeConstraints &c) {
+  EmbeddingOp o = *this;
+  Value ids = o->getOperand(0), t = o->getOperand(1), r = o->getResult(0);
+  for (unsigned d = 0; d < rankOf(ids); ++d)
+    c.equal(o, key(ids, d), key(r, d));
+  c.equal(o, key(t, 1), last(r));
+  if (auto off = o.getVocabOffset())
+    c.vocabOffset(o, (int64_t)*off, t);
+}
+
+void EmbeddingGradOp::addShapeConstraints(ShapeConstraints &c) {
+  EmbeddingGradOp o = *this;
+  Value ids = o->getOperand(0), g = o->getOperand(1), r = o->getResult(0);
+  for (unsigned d = 0; d < rankOf(ids); ++d)
+    c.equal(o, key(ids, d), key(g, d));
+  c.equal(o, key(r, 1), last(g));
+  if (auto off = o.getVocabOffset())
+    c.vocabOffset(o, (int64_t)*off, r);
+}
+
+static void crossEntropyShapeRule(Operation *o, ShapeConstraints &c) {
+  Value l = o->getOperand(0), lab = o->getOperand(1);
+  c.equal(o, key(l, 0), key(lab, 0));
+  c.atLeast(key(l, 1), 2);
+  if (o->getNumResults() && rankOf(o->getResult(0)) == 2)
+    c.equalShapes(o, l, o->getResult(0));
+}
+
+TV_SHAPE_RULE_BY(CrossEntropyOp, crossEntropyShapeRule)
+TV_SHAPE_RULE_BY(CrossEntropyGradOp, crossEntropyShapeRule)
+
+FoldFact EmbeddingOp::getFoldFact(ArrayRef<FoldFact> operands, unsigned result,
+                                  int64_t axisSize, std::string &why) {
+  EmbeddingOp o = *this;
+  if (o.getVocabOffset())
+    return notFoldable(why, "vocabulary-parallel embedding");
+  FoldFact fi = operands[0], ft = operands[1];
+  if (fi.kind == FoldFact::Par && ft.kind == FoldFact::Rep)
+    return FoldFact::par(fi.dim);
+  if (fi.kind == FoldFact::Rep && ft.isPar(1))
+    return FoldFact::par(rankOf(o->getOperand(0)));
+  return notFoldable(why, "embedding factored inconsistently");
+}
+
+FoldFact EmbeddingGradOp::getFoldFact(ArrayRef<FoldFact> operands,
+                                      unsigned result, int64_t axisSize,
+                                      std::string &why) {
+  EmbeddingGradOp o = *this;
+  if (o.getVocabOffset())
+    return notFoldable(why, "vocabulary-parallel embedding");
+  FoldFact fi = operands[0], fg = operands[1];
+  if (fi.kind == FoldFact::Par && fg.isPar(fi.dim))
+    return FoldFact::red();
+  if (fi.kind == FoldFact::Rep && fg.isPar(rankOf(o->getOperand(1)) - 1))
+    return FoldFact::par(1);
+  return notFoldable(why, "embedding_grad factored inconsistently");
+}
+
+//===----------------------------------------------------------------------===//
+// Backward ops
+//===----------------------------------------------------------------------===//
+
+unsigned EmbeddingGradOp::getCotangentIndex() { return 1; }
+unsigned CrossEntropyGradOp::getCotangentIndex() { return 2; }
