@@ -1,6 +1,7 @@
 //===- NnScaler.h - the nnScaler plan importer's state ----------*- C++ -*-===//
 //
-// Shared by the reader (NnScalerImport.cpp: the file, ranks, lineages), the
+// Shared by the reader (NnScalerImport.cpp: the file and ranks;
+// NnScalerLineages.cpp: lineages), the
 // tensors (NnScalerValues.cpp: names, types, reading and defining values)
 // and the node translation (NnScalerNodes.cpp: one tv op sequence per node).
 // Internal to lib/Translate.

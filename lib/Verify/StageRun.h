@@ -1,0 +1,290 @@
+//===- StageRun.h - one stage run, shared by the verifier -------*- C++ -*-===//
+//
+// What proving a stage (StageVerifier.cpp), solving its query in a child
+// process (StageSolve.cpp) and replaying a counterexample concretely
+// (StageReplay.cpp) share: the solver's outcome, the inputs bound from the
+// stage's assumptions, and running its spec and plan side by side on one
+// domain. Internal to lib/Verify.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRAINVERIFY_VERIFY_STAGERUN_H
+#define TRAINVERIFY_VERIFY_STAGERUN_H
+
+#include "TrainVerify/Dialect/ShapeUtils.h"
+#include "TrainVerify/Verify/Executor.h"
+#include "TrainVerify/Verify/StageVerifier.h"
+
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+#include <z3++.h>
+
+namespace mlir::tv::stagecheck {
+
+/// What the solver loop found.
+struct SolverOutcome {
+  z3::check_result verdict = z3::unknown;
+  std::string reason; // why unknown
+  std::string error;  // a Z3 exception
+  std::vector<double> model;
+};
+
+/// Runs the solver loop in a child process and waits at most `ms`: Z3's
+/// timeout and its interrupt are not honoured everywhere (a non-linear
+/// query ran minutes past both inside Z3_solver_check), and a child that is
+/// killed always ends the stage, as unknown. A crash of Z3 is unknown too.
+SolverOutcome solveIsolated(unsigned ms,
+                            llvm::function_ref<SolverOutcome()> solve);
+
+inline std::string indexStr(ArrayRef<int64_t> idx) {
+  std::string s = "[";
+  for (auto [i, x] : llvm::enumerate(idx))
+    s += (i ? ", " : "") + std::to_string(x);
+  return s + "]";
+}
+
+inline std::string boxStr(LineageAttr l) {
+  std::string s = "'" + l.getSpec().str() + "'[";
+  for (unsigned i = 0; i < l.getRank(); ++i)
+    s += (i ? ", " : "") + std::to_string(l.getLower()[i]) + ":" +
+         std::to_string(l.getUpper()[i]);
+  return s + "]";
+}
+
+inline void unravel(int64_t flat, ArrayRef<int64_t> shape,
+                    SmallVectorImpl<int64_t> &idx) {
+  idx.resize(shape.size());
+  for (int64_t i = (int64_t)shape.size() - 1; i >= 0; --i) {
+    idx[i] = flat % shape[i];
+    flat /= shape[i];
+  }
+}
+
+/// Elements of `t` inside the lineage's box, in row-major order of the box.
+template <typename V>
+std::vector<V> sliceOf(const Tensor<V> &t, LineageAttr l) {
+  SmallVector<int64_t> shape = l.getSliceShape();
+  SmallVector<int64_t> strides = stridesOf(t.shape);
+  std::vector<V> out;
+  SmallVector<int64_t> idx;
+  for (int64_t i = 0, e = numElements(shape); i < e; ++i) {
+    unravel(i, shape, idx);
+    int64_t flat = 0;
+    for (size_t k = 0; k < idx.size(); ++k)
+      flat += (idx[k] + l.getLower()[k]) * strides[k];
+    out.push_back(t.data[flat]);
+  }
+  return out;
+}
+
+inline int kindOf(Type elt) {
+  if (elt.isInteger(1))
+    return 2;
+  return isa<IntegerType>(elt) ? 1 : 0;
+}
+
+/// Inputs of a stage, bound from its assumptions, in one fixed order so that
+/// symbolic and concrete runs create their fresh values identically.
+template <typename D> struct Bindings {
+  using V = typename D::V;
+  using T = Tensor<V>;
+  D &d;
+  /// Makes a fresh input value; kind 0 real, 1 integer (ids), 2 bool (masks).
+  std::function<V(const std::string &, int)> fresh;
+  std::map<std::string, T> spec;
+  std::map<std::pair<int64_t, std::string>, T> plan;
+  /// Equalities that could not be substituted (a plan tensor assumed twice).
+  std::vector<std::pair<V, V>> extra;
+
+  T freshTensor(const std::string &name, RankedTensorType ty) {
+    T t;
+    t.shape.assign(ty.getShape().begin(), ty.getShape().end());
+    int kind = kindOf(ty.getElementType());
+    SmallVector<int64_t> idx;
+    for (int64_t i = 0, e = ty.getNumElements(); i < e; ++i) {
+      unravel(i, t.shape, idx);
+      t.data.push_back(fresh(name + indexStr(idx), kind));
+    }
+    return t;
+  }
+
+  LogicalResult bind(StageOp stage) {
+    for (Operation &op : stage.getSpec().getBody().front()) {
+      if (auto in = dyn_cast<InputOp>(op))
+        spec[in.getName().str()] =
+            freshTensor(in.getName().str(), cast<RankedTensorType>(in.getType()));
+      // A tag of an input is another name of the same spec tensor.
+      if (auto tag = dyn_cast<TagOp>(op))
+        if (auto in = tag.getValue().getDefiningOp<InputOp>())
+          spec[tag.getName().str()] = spec[in.getName().str()];
+    }
+    // Plan tensor types, to size slices of spec tensors the spec side does
+    // not read.
+    std::map<std::pair<int64_t, std::string>, RankedTensorType> planTypes;
+    for (auto prog : stage.getPlan().getBody().front().getOps<RankProgramOp>())
+      for (auto in : prog.getBody().front().getOps<InputOp>())
+        for (int64_t r : prog.getRanks())
+          planTypes[{r, in.getName().str()}] =
+              cast<RankedTensorType>(in.getType());
+    for (Attribute a : stage.getAssumes()) {
+      auto l = cast<LineageAttr>(a);
+      std::vector<V> slice;
+      auto it = spec.find(l.getSpec().str());
+      int kind = 0;
+      if (it != spec.end()) {
+        ArrayRef<int64_t> full = it->second.shape;
+        bool inside = full.size() == l.getRank();
+        for (unsigned k = 0; inside && k < l.getRank(); ++k)
+          inside = l.getLower()[k] >= 0 && l.getUpper()[k] <= full[k];
+        if (!inside)
+          return stage.emitError()
+                 << "assumed lineage of '" << l.getSpec().getValue()
+                 << "' lies outside the stage's spec tensor";
+        slice = sliceOf(it->second, l);
+      } else {
+        l.walkRefs([&](size_t, PlanRefView ref) {
+          auto ty = planTypes.find({ref.rank, ref.name.str()});
+          if (ty != planTypes.end())
+            kind = kindOf(ty->second.getElementType());
+        });
+        SmallVector<int64_t> shape = l.getSliceShape();
+        SmallVector<int64_t> idx;
+        for (int64_t i = 0, e = numElements(shape); i < e; ++i) {
+          unravel(i, shape, idx);
+          for (size_t k = 0; k < idx.size(); ++k)
+            idx[k] += l.getLower()[k];
+          slice.push_back(fresh(l.getSpec().str() + indexStr(idx), kind));
+        }
+      }
+      SmallVector<int64_t> shape = l.getSliceShape();
+      for (auto &group : l.getGroupRefs()) {
+        std::vector<std::vector<V>> parts(group.size());
+        std::vector<V> rest = slice;
+        for (size_t k = 0; k + 1 < group.size(); ++k) {
+          T t = freshTensor(group[k].getName().str() + "@" +
+                                std::to_string(group[k].getRank()),
+                            RankedTensorType::get(shape, Float32Type::get(
+                                                             stage.getContext())));
+          parts[k] = t.data;
+          for (size_t i = 0; i < rest.size(); ++i)
+            rest[i] = d.sub(rest[i], t.data[i]);
+        }
+        parts.back() = rest;
+        for (auto [k, ref] : llvm::enumerate(group)) {
+          auto key = std::make_pair(ref.getRank(), ref.getName().str());
+          auto existing = plan.find(key);
+          if (existing != plan.end()) {
+            for (size_t i = 0; i < parts[k].size(); ++i)
+              extra.push_back({existing->second.data[i], parts[k][i]});
+            continue;
+          }
+          T t;
+          t.shape.assign(shape.begin(), shape.end());
+          t.data = parts[k];
+          plan[key] = std::move(t);
+        }
+      }
+    }
+    return success();
+  }
+
+  InputFn<V> specInputs() {
+    return [this](int64_t, StringRef name,
+                  RankedTensorType) -> FailureOr<T> {
+      auto it = spec.find(name.str());
+      if (it == spec.end())
+        return failure();
+      return it->second;
+    };
+  }
+  InputFn<V> planInputs(std::string &error) {
+    return [this, &error](int64_t rank, StringRef name,
+                          RankedTensorType ty) -> FailureOr<T> {
+      auto it = plan.find({rank, name.str()});
+      if (it == plan.end()) {
+        error = "plan input '" + name.str() + "' on rank " +
+                std::to_string(rank) + " is not covered by an assumed lineage";
+        return failure();
+      }
+      if (ArrayRef<int64_t>(it->second.shape) != ty.getShape()) {
+        error = "plan input '" + name.str() + "' on rank " +
+                std::to_string(rank) + " does not have its lineage's shape";
+        return failure();
+      }
+      return it->second;
+    };
+  }
+};
+
+/// One compared element: spec slice element vs the sum of one group.
+struct Check {
+  unsigned lineage, group;
+  int64_t element;
+};
+
+template <typename V> struct Outcome {
+  RunState<V> spec, plan;
+  std::vector<std::pair<V, V>> pairs; // (spec, plan) per check
+  std::vector<Check> checks;
+  std::string error;
+};
+
+template <typename D>
+LogicalResult runStage(D &d, StageOp stage, const PlanSchedule &schedule,
+                       Bindings<D> &b, Outcome<typename D::V> &out) {
+  using V = typename D::V;
+  {
+    ScopedDiagnosticHandler silence(stage.getContext(),
+                                    [&](Diagnostic &diag) {
+                                      out.error = diag.str();
+                                      return success();
+                                    });
+    if (failed(b.bind(stage)))
+      return failure();
+    if (failed(runSpec(d, stage.getSpec(), b.specInputs(), out.spec)))
+      return failure();
+    if (failed(runPlan(d, schedule, b.planInputs(out.error), out.plan)))
+      return failure();
+  }
+  for (auto [li, a] : llvm::enumerate(stage.getGuarantees())) {
+    auto l = cast<LineageAttr>(a);
+    const Tensor<V> *s = out.spec.lookupNamed(-1, l.getSpec().getValue());
+    if (!s) {
+      out.error = "the stage's spec does not compute '" + l.getSpec().str() + "'";
+      return failure();
+    }
+    std::vector<V> slice = sliceOf(*s, l);
+    for (auto [gi, group] : llvm::enumerate(l.getGroupRefs())) {
+      std::vector<V> sum(slice.size(), d.zero());
+      for (PlanRefAttr ref : group) {
+        const Tensor<V> *p =
+            out.plan.lookupNamed(ref.getRank(), ref.getName());
+        if (!p || p->data.size() != slice.size()) {
+          out.error = "the stage's plan does not compute '" +
+                      ref.getName().str() + "' on rank " +
+                      std::to_string(ref.getRank()) + " with the lineage's shape";
+          return failure();
+        }
+        for (size_t i = 0; i < sum.size(); ++i)
+          sum[i] = d.add(sum[i], p->data[i]);
+      }
+      for (size_t i = 0; i < slice.size(); ++i) {
+        out.pairs.push_back({slice[i], sum[i]});
+        out.checks.push_back({(unsigned)li, (unsigned)gi, (int64_t)i});
+      }
+    }
+  }
+  return success();
+}
+
+/// Concrete replay: the counterexample as real numbers, or nothing if the
+/// assignment does not show a mismatch.
+bool replay(StageOp stage, const PlanSchedule &schedule,
+            const std::vector<double> &assignment, std::mt19937_64 *rng,
+            StageResult &result);
+
+} // namespace mlir::tv::stagecheck
+
+#endif
