@@ -159,9 +159,11 @@ const OpCase kOps[] = {
     %s = tv.sum %a dims [0, 2] : tensor<2x3x4xf32> -> tensor<3xf32>
     %m = tv.mean %a dims [1] {keepdim} : tensor<2x3x4xf32> -> tensor<2x1x4xf32>
     %x = tv.max %a dims [2] : tensor<2x3x4xf32> -> tensor<2x3xf32>
+    %l = tv.logsumexp %a dims [0, 2] {keepdim} : tensor<2x3x4xf32> -> tensor<1x3x1xf32>
     tv.output "s", %s : tensor<3xf32>
     tv.output "m", %m : tensor<2x1x4xf32>
-    tv.output "x", %x : tensor<2x3xf32>)"},
+    tv.output "x", %x : tensor<2x3xf32>
+    tv.output "l", %l : tensor<1x3x1xf32>)"},
   {"norms_softmax", R"(%a = tv.input "a" : tensor<2x4xf32>
     %g = tv.input "g" : tensor<4xf32>
     %b = tv.input "b" : tensor<4xf32>
@@ -397,6 +399,12 @@ const VjpCase kVjps[] = {
     %d = tv.apply_mask_grad %g, %m : tensor<3x3xf32>, tensor<3x3xi1> -> tensor<3x3xf32>
     tv.output "y", %y : tensor<3x3xf32>
     tv.output "d_x", %d : tensor<3x3xf32>)", "x"},
+  {"logsumexp", R"(%x = tv.input "x" : tensor<2x4xf32>
+    %dy = tv.input "dy" : tensor<2xf32>
+    %y = tv.logsumexp %x dims [1] : tensor<2x4xf32> -> tensor<2xf32>
+    %d = tv.logsumexp_grad %x, %dy dims [1] : tensor<2x4xf32>, tensor<2xf32> -> tensor<2x4xf32>
+    tv.output "y", %y : tensor<2xf32>
+    tv.output "d_x", %d : tensor<2x4xf32>)", "x"},
   {"mean_max_slice", R"(%x = tv.input "x" : tensor<2x4xf32>
     %dy1 = tv.input "dy1" : tensor<2xf32>
     %dy2 = tv.input "dy2" : tensor<4xf32>

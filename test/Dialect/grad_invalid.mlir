@@ -796,3 +796,29 @@ tv.spec @s {
   // expected-error @+1 {{'tv.combine_grad' op failed to verify that all of {gates, dgates} have same type}}
   %0:2 = "tv.combine_grad"(%e, %g, %dy) : (tensor<3x4x8xf32>, tensor<4x3xf32>, tensor<4x8xf32>) -> (tensor<3x4x8xf32>, tensor<3x4xf32>)
 }
+
+// -----
+
+// logsumexp
+tv.spec @s {
+  %x = tv.input "x" : tensor<2x4x8xf32>
+  // expected-error @+1 {{'tv.logsumexp' op result has shape [2, 8], expected [2, 4]}}
+  %0 = tv.logsumexp %x dims [2] : tensor<2x4x8xf32> -> tensor<2x8xf32>
+}
+
+// -----
+
+tv.spec @s {
+  %x = tv.input "x" : tensor<2x4x8xf32>
+  // expected-error @+1 {{'tv.logsumexp' op must reduce at least one dimension}}
+  %0 = tv.logsumexp %x dims [] : tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+}
+
+// -----
+
+tv.spec @s {
+  %x = tv.input "x" : tensor<2x4x8xf32>
+  %dy = tv.input "dy" : tensor<2x4xf32>
+  // expected-error @+1 {{'tv.logsumexp_grad' op grad has shape [2, 4], expected [2, 8]}}
+  %0 = tv.logsumexp_grad %x, %dy dims [1] : tensor<2x4x8xf32>, tensor<2x4xf32> -> tensor<2x4x8xf32>
+}

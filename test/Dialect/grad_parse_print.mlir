@@ -187,3 +187,17 @@ tv.spec @moe_grads {
   tv.output "de", %2#0 : tensor<3x4x8xf32>
   tv.output "dg", %2#1 : tensor<4x3xf32>
 }
+
+// CHECK-LABEL: tv.spec @logsumexp {
+// CHECK:         %[[X:.*]] = tv.input "x" : tensor<2x4x8xf32>
+// CHECK:         %[[DY:.*]] = tv.input "dy" : tensor<2x8xf32>
+// CHECK:         tv.logsumexp %[[X]] dims [1] : tensor<2x4x8xf32> -> tensor<2x8xf32>
+// CHECK:         tv.logsumexp %[[X]] dims [2] {keepdim} : tensor<2x4x8xf32> -> tensor<2x4x1xf32>
+// CHECK:         tv.logsumexp_grad %[[X]], %[[DY]] dims [1] : tensor<2x4x8xf32>, tensor<2x8xf32> -> tensor<2x4x8xf32>
+tv.spec @logsumexp {
+  %x = tv.input "x" : tensor<2x4x8xf32>
+  %dy = tv.input "dy" : tensor<2x8xf32>
+  %0 = tv.logsumexp %x dims [1] : tensor<2x4x8xf32> -> tensor<2x8xf32>
+  %1 = tv.logsumexp %x dims [2] {keepdim} : tensor<2x4x8xf32> -> tensor<2x4x1xf32>
+  %2 = tv.logsumexp_grad %x, %dy dims [1] : tensor<2x4x8xf32>, tensor<2x8xf32> -> tensor<2x4x8xf32>
+}

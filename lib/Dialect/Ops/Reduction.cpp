@@ -1,7 +1,8 @@
-//===- Reduction.cpp - sum, mean, max and their VJPs ----------------------===//
+//===- Reduction.cpp - sum, mean, max, logsumexp and their VJPs -----------===//
 //
 // Reductions over listed dimensions. A sum is additive over a factored
-// dimension; a mean or max needs the whole extent (normalized loops).
+// dimension; a mean, max or logsumexp needs the whole extent (normalized
+// loops).
 //
 //===----------------------------------------------------------------------===//
 #include "OpFamily.h"
@@ -30,16 +31,24 @@ LogicalResult MeanOp::verify() { return verifyReduction(*this); }
 
 LogicalResult MaxOp::verify() { return verifyReduction(*this); }
 
-LogicalResult MaxGradOp::verify() {
-  ArrayRef<int64_t> in = shapeOf(getInput());
-  if (getDims().empty())
-    return emitOpError() << "must reduce at least one dimension";
-  if (failed(checkDims(*this, getDims(), in.size())) ||
-      failed(expectShape(*this, getGrad(),
-                         reducedShape(in, getDims(), getKeepdim()), "grad")))
+LogicalResult LogSumExpOp::verify() { return verifyReduction(*this); }
+
+/// The VJP of a reduction that reads its input: (x, dy) -> dx of x's shape.
+template <typename OpT> static LogicalResult verifyReductionGrad(OpT op) {
+  ArrayRef<int64_t> in = shapeOf(op.getInput());
+  if (op.getDims().empty())
+    return op.emitOpError() << "must reduce at least one dimension";
+  if (failed(checkDims(op, op.getDims(), in.size())) ||
+      failed(expectShape(op, op.getGrad(),
+                         reducedShape(in, op.getDims(), op.getKeepdim()),
+                         "grad")))
     return failure();
-  return expectShape(*this, getResult(), in, "result");
+  return expectShape(op, op.getResult(), in, "result");
 }
+
+LogicalResult MaxGradOp::verify() { return verifyReductionGrad(*this); }
+
+LogicalResult LogSumExpGradOp::verify() { return verifyReductionGrad(*this); }
 
 LogicalResult MeanGradOp::verify() {
   ArrayRef<int64_t> out = shapeOf(getResult());
@@ -130,6 +139,50 @@ static EvalStatus evaluate(MaxGradOp o, Evaluator<D> &ev) {
 }
 TV_EVALUATE_BY_TEMPLATE(MaxGradOp)
 
+/// Per reduced group of `x`: the flat indices of its elements.
+template <typename D, typename OpT>
+static std::vector<SmallVector<int64_t>> groupsOf(Evaluator<D> &ev, OpT o,
+                                                  const Tensor<typename D::V> &x,
+                                                  int64_t groups) {
+  std::vector<SmallVector<int64_t>> out(groups);
+  ev.forReduce(x, o.getDims(), o.getKeepdim(),
+               [&](int64_t r, int64_t i) { out[r].push_back(i); });
+  return out;
+}
+
+template <typename D>
+static EvalStatus evaluate(LogSumExpOp o, Evaluator<D> &ev) {
+  D &d = ev.d;
+  const Tensor<typename D::V> &x = *ev.in[0];
+  Tensor<typename D::V> res = ev.make(ev.result());
+  for (auto [r, group] : llvm::enumerate(groupsOf(ev, o, x, res.data.size()))) {
+    typename D::V s = d.zero();
+    for (int64_t i : group)
+      s = d.add(s, d.exp(x.data[i]));
+    res.data[r] = d.log(s);
+  }
+  ev.out.push_back(std::move(res));
+  return std::nullopt;
+}
+TV_EVALUATE_BY_TEMPLATE(LogSumExpOp)
+
+template <typename D>
+static EvalStatus evaluate(LogSumExpGradOp o, Evaluator<D> &ev) {
+  D &d = ev.d;
+  const Tensor<typename D::V> &x = *ev.in[0], &g = *ev.in[1];
+  Tensor<typename D::V> res = ev.make(x.shape);
+  for (auto [r, group] : llvm::enumerate(groupsOf(ev, o, x, g.data.size()))) {
+    typename D::V s = d.zero();
+    for (int64_t i : group)
+      s = d.add(s, d.exp(x.data[i]));
+    for (int64_t i : group)
+      res.data[i] = d.mul(g.data[r], d.div(d.exp(x.data[i]), s));
+  }
+  ev.out.push_back(std::move(res));
+  return std::nullopt;
+}
+TV_EVALUATE_BY_TEMPLATE(LogSumExpGradOp)
+
 template <typename D>
 static EvalStatus evaluate(MeanGradOp o, Evaluator<D> &ev) {
   using T = Tensor<typename D::V>;
@@ -202,6 +255,16 @@ OpStructure MaxGradOp::getStructure(unsigned) {
   s.result = loopsMap(s.loops.size(), getContext());
   return s;
 }
+OpStructure LogSumExpOp::getStructure(unsigned) {
+  return reduction(*this, getInput(), getDims(), getKeepdim(),
+                   LoopKind::Normalized);
+}
+OpStructure LogSumExpGradOp::getStructure(unsigned) {
+  OpStructure s = reduction(*this, getInput(), getDims(), getKeepdim(),
+                            LoopKind::Normalized);
+  s.result = loopsMap(s.loops.size(), getContext());
+  return s;
+}
 OpStructure MeanGradOp::getStructure(unsigned) {
   return reduction(*this, getResult(), getDims(), getKeepdim(),
                    LoopKind::Normalized);
@@ -212,4 +275,5 @@ OpStructure MeanGradOp::getStructure(unsigned) {
 //===----------------------------------------------------------------------===//
 
 unsigned MaxGradOp::getCotangentIndex() { return 1; }
+unsigned LogSumExpGradOp::getCotangentIndex() { return 1; }
 unsigned MeanGradOp::getCotangentIndex() { return 0; }

@@ -22,12 +22,35 @@ class TV_ReductionOp<string mnemonic, string sem> : TV_ComputeOp<mnemonic, [
 def TV_SumOp : TV_ReductionOp<"sum", "sum">;
 def TV_MeanOp : TV_ReductionOp<"mean", "arithmetic mean">;
 def TV_MaxOp : TV_ReductionOp<"max", "maximum">;
+def TV_LogSumExpOp : TV_ReductionOp<"logsumexp",
+    "log of the sum of the exponentials (`log(sum(exp(x)))`, PyTorch's "
+    "`torch.logsumexp`; flash attention keeps it per row for the backward)">;
 
 def TV_MaxGradOp : TV_ComputeOp<"max_grad", [
       DeclareOpInterfaceMethods<TV_StructuredOpInterface>,
       DeclareOpInterfaceMethods<TV_GradOpInterface>,
       Pure]> {
   let summary = "VJP of max: dy shared equally among the maximal elements";
+  let arguments = (ins TV_FloatTensor:$input, TV_FloatTensor:$grad,
+                       DenseI64ArrayAttr:$dims, UnitAttr:$keepdim);
+  let results = (outs TV_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $grad `dims` $dims attr-dict `:` type($input) `,` type($grad)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TV_LogSumExpGradOp : TV_ComputeOp<"logsumexp_grad", [
+      DeclareOpInterfaceMethods<TV_StructuredOpInterface>,
+      DeclareOpInterfaceMethods<TV_GradOpInterface>,
+      Pure]> {
+  let summary = "VJP of logsumexp: dy times the softmax over `dims`";
+  let description = [{
+    `dx = dy * exp(x - logsumexp(x))` with `dy` broadcast over the reduced
+    dimensions; `grad` has the forward result's shape (`keepdim` as in
+    `tv.logsumexp`).
+  }];
   let arguments = (ins TV_FloatTensor:$input, TV_FloatTensor:$grad,
                        DenseI64ArrayAttr:$dims, UnitAttr:$keepdim);
   let results = (outs TV_FloatTensor:$result);
