@@ -140,17 +140,27 @@ MeshOp PlanOp::getMeshOp() {
 }
 
 LogicalResult PlanOp::verifyRegions() {
-  MeshOp mesh = getMeshOp();
-  if (!mesh)
-    return emitOpError() << "refers to unknown mesh " << getMeshAttr();
   if ((int64_t)getMicroBatches() < 1)
     return emitOpError() << "needs at least one micro-batch, got "
                          << getMicroBatches();
   if (getFoldedMicroBatches() && !(*this)->getParentOfType<StageOp>())
     return emitOpError() << "can be folded only inside a tv.stage";
+  if (getFoldedAttr() && !(*this)->getParentOfType<StageOp>())
+    return emitOpError() << "can be folded only inside a tv.stage";
+  for (Operation &op : getBody().front())
+    if (!isa<RankProgramOp>(op))
+      return op.emitOpError() << "cannot appear directly in a plan; wrap it "
+                                 "in tv.rank_program";
+  return success();
+}
+
+// What depends on the mesh is checked with the module's symbol table (one
+// lookup per plan, not one per op).
+LogicalResult PlanOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto mesh = symbolTable.lookupNearestSymbolFrom<MeshOp>(*this, getMeshAttr());
+  if (!mesh)
+    return emitOpError() << "refers to unknown mesh " << getMeshAttr();
   if (ArrayAttr folded = getFoldedAttr()) {
-    if (!(*this)->getParentOfType<StageOp>())
-      return emitOpError() << "can be folded only inside a tv.stage";
     llvm::SmallDenseSet<int64_t> seen;
     for (Attribute a : folded) {
       StringRef axis = cast<StringAttr>(a).getValue();
@@ -164,11 +174,7 @@ LogicalResult PlanOp::verifyRegions() {
   }
   int64_t numRanks = mesh.getNumRanks();
   std::vector<Operation *> owner(numRanks, nullptr);
-  for (Operation &op : getBody().front()) {
-    auto prog = dyn_cast<RankProgramOp>(op);
-    if (!prog)
-      return op.emitOpError() << "cannot appear directly in a plan; wrap it "
-                                 "in tv.rank_program";
+  for (auto prog : getBody().front().getOps<RankProgramOp>()) {
     for (int64_t r : prog.getRanks()) {
       if (r < 0 || r >= numRanks)
         return prog.emitOpError()

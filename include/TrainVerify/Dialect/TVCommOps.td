@@ -5,6 +5,7 @@
 include "TrainVerify/Dialect/TVBase.td"
 include "TrainVerify/Dialect/TVAttrs.td"
 include "TrainVerify/Interfaces/TVOpInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
 
 // Every collective names its group either by mesh axes (`axes = ["tp"]`: the
 // ranks that share all other coordinates) or by explicit rank sets
@@ -15,7 +16,8 @@ class TV_CollectiveOp<string mnemonic, dag extraArgs, string desc,
                       Type tensor = TV_FloatTensor>
     : TV_ProgramOp<mnemonic, [
         DeclareOpInterfaceMethods<TV_CollectiveOpInterface>,
-        DeclareOpInterfaceMethods<TV_ShapeRuleOpInterface>]> {
+        DeclareOpInterfaceMethods<TV_ShapeRuleOpInterface>,
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let description = desc # [{
 
     Members of one collective are matched in program order: the k-th
@@ -26,7 +28,6 @@ class TV_CollectiveOp<string mnemonic, dag extraArgs, string desc,
                        (ins OptionalAttr<StrArrayAttr>:$axes,
                             OptionalAttr<ArrayAttr>:$rank_groups));
   let results = (outs tensor:$result);
-  let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The group of `rank` (sorted), or an empty list if it cannot be formed.
     llvm::SmallVector<int64_t> getGroup(int64_t rank);
@@ -43,6 +44,7 @@ def TV_AllReduceOp : TV_CollectiveOp<"all_reduce",
     custom<ReduceKindKeyword>($kind) $input attr-dict `:` type($input) `->`
     type($result)
   }];
+  let hasVerifier = 1;
 }
 
 def TV_AllGatherOp : TV_CollectiveOp<"all_gather",
@@ -88,6 +90,7 @@ def TV_BroadcastCommOp : TV_CollectiveOp<"bcast", (ins I64Attr:$root),
   let assemblyFormat = [{
     $input `root` $root attr-dict `:` type($input) `->` type($result)
   }];
+  let hasVerifier = 1;
 }
 
 def TV_ReduceOp : TV_CollectiveOp<"reduce", (ins I64Attr:$root),
@@ -97,6 +100,7 @@ def TV_ReduceOp : TV_CollectiveOp<"reduce", (ins I64Attr:$root),
   let assemblyFormat = [{
     $input `root` $root attr-dict `:` type($input) `->` type($result)
   }];
+  let hasVerifier = 1;
 }
 
 def TV_ChunkOp : TV_CollectiveOp<"chunk",

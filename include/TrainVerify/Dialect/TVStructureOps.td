@@ -41,7 +41,7 @@ def TV_SpecOp : TV_Op<"spec", [SingleBlock, NoTerminator,
 }
 
 def TV_PlanOp : TV_Op<"plan", [SingleBlock, NoTerminator,
-    IsolatedFromAbove]> {
+    IsolatedFromAbove, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "The parallel training step: rank programs over a mesh";
   let description = [{
     Holds `tv.rank_program` ops. Every rank of the mesh runs exactly one of

@@ -19,6 +19,14 @@ static MeshOp enclosingMesh(Operation *op) {
   return plan ? plan.getMeshOp() : MeshOp();
 }
 
+/// The mesh of the enclosing plan, through the verifier's symbol tables.
+static MeshOp meshOf(Operation *op, SymbolTableCollection &symbols) {
+  auto plan = op->getParentOfType<PlanOp>();
+  return plan
+             ? symbols.lookupNearestSymbolFrom<MeshOp>(plan, plan.getMeshAttr())
+             : MeshOp();
+}
+
 static ArrayRef<int64_t> enclosingRanks(Operation *op) {
   auto prog = op->getParentOfType<RankProgramOp>();
   return prog ? prog.getRanks() : ArrayRef<int64_t>();
@@ -53,12 +61,11 @@ static SmallVector<int64_t> groupOf(Operation *op, ArrayAttr axes,
 
 /// Checks the group attributes; returns the group size (0 if unknown).
 static FailureOr<int64_t> verifyGroup(Operation *op, ArrayAttr axes,
-                                      ArrayAttr rankGroups) {
+                                      ArrayAttr rankGroups, MeshOp mesh) {
   if (!axes == !rankGroups)
     return op->emitOpError()
            << "must name its group with exactly one of 'axes' or "
               "'rank_groups'";
-  MeshOp mesh = enclosingMesh(op);
   if (axes) {
     if (axes.empty())
       return op->emitOpError() << "group axes must not be empty";
@@ -138,8 +145,8 @@ static LogicalResult verifyResized(Operation *op, Value in, Value out,
     return groupOf(*this, getAxesAttr(), getRankGroupsAttr(), rank);           \
   }                                                                            \
   int64_t OpT::getGroupSize() {                                                \
-    FailureOr<int64_t> n =                                                     \
-        verifyGroup(*this, getAxesAttr(), getRankGroupsAttr());                \
+    FailureOr<int64_t> n = verifyGroup(                                        \
+        *this, getAxesAttr(), getRankGroupsAttr(), enclosingMesh(*this));      \
     return succeeded(n) ? *n : 0;                                              \
   }
 TV_GROUP_METHODS(AllReduceOp)
@@ -151,16 +158,33 @@ TV_GROUP_METHODS(ReduceOp)
 TV_GROUP_METHODS(ChunkOp)
 #undef TV_GROUP_METHODS
 
-LogicalResult AllReduceOp::verify() {
-  if (failed(verifyGroup(*this, getAxesAttr(), getRankGroupsAttr())))
+LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  if (failed(verifyGroup(*this, getAxesAttr(), getRankGroupsAttr(),
+                         meshOf(*this, symbols))))
     return failure();
+  return success();
+}
+
+// Type checks that need no mesh stay local.
+LogicalResult AllReduceOp::verify() {
+  if (getInput().getType() != getResult().getType())
+    return emitOpError() << "result type must equal input type";
+  return success();
+}
+LogicalResult BroadcastCommOp::verify() {
+  if (getInput().getType() != getResult().getType())
+    return emitOpError() << "result type must equal input type";
+  return success();
+}
+LogicalResult ReduceOp::verify() {
   if (getInput().getType() != getResult().getType())
     return emitOpError() << "result type must equal input type";
   return success();
 }
 
-LogicalResult AllGatherOp::verify() {
-  FailureOr<int64_t> n = verifyGroup(*this, getAxesAttr(), getRankGroupsAttr());
+LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<int64_t> n = verifyGroup(*this, getAxesAttr(), getRankGroupsAttr(),
+                                     meshOf(*this, symbols));
   if (failed(n))
     return failure();
   if (std::optional<ArrayRef<int64_t>> order = getOrder()) {
@@ -180,8 +204,10 @@ LogicalResult AllGatherOp::verify() {
   return verifyResized(*this, getInput(), getResult(), getDim(), *n, 1, *n);
 }
 
-LogicalResult ReduceScatterOp::verify() {
-  FailureOr<int64_t> n = verifyGroup(*this, getAxesAttr(), getRankGroupsAttr());
+LogicalResult
+ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<int64_t> n = verifyGroup(*this, getAxesAttr(), getRankGroupsAttr(),
+                                     meshOf(*this, symbols));
   if (failed(n))
     return failure();
   if (getKind() == ReduceKind::max)
@@ -191,8 +217,9 @@ LogicalResult ReduceScatterOp::verify() {
   return verifyResized(*this, getInput(), getResult(), getDim(), 1, *n, *n);
 }
 
-LogicalResult ChunkOp::verify() {
-  FailureOr<int64_t> n = verifyGroup(*this, getAxesAttr(), getRankGroupsAttr());
+LogicalResult ChunkOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<int64_t> n = verifyGroup(*this, getAxesAttr(), getRankGroupsAttr(),
+                                     meshOf(*this, symbols));
   if (failed(n))
     return failure();
   if (std::optional<int64_t> index = getIndex())
@@ -204,8 +231,9 @@ LogicalResult ChunkOp::verify() {
   return verifyResized(*this, getInput(), getResult(), getDim(), 1, *n, *n);
 }
 
-LogicalResult AllToAllOp::verify() {
-  FailureOr<int64_t> n = verifyGroup(*this, getAxesAttr(), getRankGroupsAttr());
+LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<int64_t> n = verifyGroup(*this, getAxesAttr(), getRankGroupsAttr(),
+                                     meshOf(*this, symbols));
   if (failed(n))
     return failure();
   ArrayRef<int64_t> is = shapeOf(getInput());
@@ -233,21 +261,25 @@ LogicalResult AllToAllOp::verify() {
   return success();
 }
 
-template <typename OpT> static LogicalResult verifyRooted(OpT op) {
-  FailureOr<int64_t> n =
-      verifyGroup(op, op.getAxesAttr(), op.getRankGroupsAttr());
+template <typename OpT>
+static LogicalResult verifyRooted(OpT op, SymbolTableCollection &symbols) {
+  FailureOr<int64_t> n = verifyGroup(
+      op, op.getAxesAttr(), op.getRankGroupsAttr(), meshOf(op, symbols));
   if (failed(n))
     return failure();
-  if (op.getInput().getType() != op.getResult().getType())
-    return op.emitOpError() << "result type must equal input type";
   if (*n && ((int64_t)op.getRoot() < 0 || (int64_t)op.getRoot() >= *n))
     return op.emitOpError()
            << "root " << op.getRoot() << " is not a group index (group size "
            << *n << ")";
   return success();
 }
-LogicalResult BroadcastCommOp::verify() { return verifyRooted(*this); }
-LogicalResult ReduceOp::verify() { return verifyRooted(*this); }
+LogicalResult
+BroadcastCommOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyRooted(*this, symbols);
+}
+LogicalResult ReduceOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyRooted(*this, symbols);
+}
 
 //===----------------------------------------------------------------------===//
 // Point-to-point
