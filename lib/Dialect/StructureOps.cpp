@@ -296,3 +296,50 @@ LineageMapOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   }
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Program-op annotations (mb, src)
+//===----------------------------------------------------------------------===//
+
+std::optional<int64_t> mlir::tv::getMicroBatch(Operation *op) {
+  if (auto mb = op->getAttrOfType<IntegerAttr>(kMicroBatchAttrName))
+    return mb.getInt();
+  return std::nullopt;
+}
+
+void mlir::tv::setMicroBatch(Operation *op, int64_t microBatch) {
+  op->setAttr(kMicroBatchAttrName,
+              IntegerAttr::get(IntegerType::get(op->getContext(), 64),
+                               microBatch));
+}
+
+void mlir::tv::clearMicroBatch(Operation *op) {
+  op->removeAttr(kMicroBatchAttrName);
+}
+
+std::optional<StringRef> mlir::tv::getSourceOp(Operation *op) {
+  if (auto src = op->getAttrOfType<StringAttr>(kSourceAttrName))
+    return src.getValue();
+  return std::nullopt;
+}
+
+void mlir::tv::setSourceOp(Operation *op, StringRef source) {
+  op->setAttr(kSourceAttrName, StringAttr::get(op->getContext(), source));
+}
+
+bool mlir::tv::isProgramAnnotation(StringRef attrName) {
+  return attrName == kMicroBatchAttrName || attrName == kSourceAttrName;
+}
+
+LogicalResult mlir::tv::verifyProgramAttrs(Operation *op) {
+  if (Attribute mb = op->getAttr(kMicroBatchAttrName)) {
+    auto i = dyn_cast<IntegerAttr>(mb);
+    if (!i || !i.getType().isSignlessInteger(64) || i.getInt() < 0)
+      return op->emitOpError()
+             << "'mb' must be a non-negative i64 micro-batch index";
+  }
+  if (Attribute src = op->getAttr(kSourceAttrName))
+    if (!isa<StringAttr>(src))
+      return op->emitOpError() << "'src' must be a string";
+  return success();
+}

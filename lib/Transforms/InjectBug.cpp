@@ -156,7 +156,7 @@ void InjectBugPass::runOnOperation() {
     // Plans that mark their micro-batch ops: only those are candidates.
     bool planHasMb = plan
                          .walk([](Operation *op) {
-                           return op->hasAttr("mb") ? WalkResult::interrupt()
+                           return getMicroBatch(op).has_value() ? WalkResult::interrupt()
                                                     : WalkResult::advance();
                          })
                          .wasInterrupted();
@@ -166,7 +166,7 @@ void InjectBugPass::runOnOperation() {
       auto ar = dyn_cast<AllReduceOp>(op);
       return ar && ar.getKind() == ReduceKind::sum &&
              !isGradReduction(ar.getResult()) &&
-             (ar->hasAttr("mb") || !planHasMb) &&
+             (getMicroBatch(ar).has_value() || !planHasMb) &&
              !reachesOutput(ar.getResult(),
                             [](StringRef n) { return n == "loss"; });
     };

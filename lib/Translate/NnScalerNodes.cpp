@@ -97,7 +97,7 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
                             b.getI64IntegerAttr(outs[0].tid * 1000 +
                                                 outs[0].mb + 1),
                             shift);
-    s->setAttr("mb", b.getI64IntegerAttr(outs[0].mb));
+    setMicroBatch(s, outs[0].mb);
   };
   auto recvFrom = [&](int64_t src) {
     auto [peer, shift] = peerAttrs(src);
@@ -105,7 +105,7 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
                             b.getI64IntegerAttr(ins[0].tid * 1000 +
                                                 ins[0].mb + 1),
                             shift);
-    r->setAttr("mb", b.getI64IntegerAttr(outs[0].mb));
+    setMicroBatch(r, outs[0].mb);
     define(p, outs[0], r);
   };
   // A kwarg the op's semantics do not read is refused by name.
@@ -773,10 +773,10 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
     // Gradient accumulation joins micro-batches and a weight reducer runs
     // once per step, after them, although the files give both a micro-batch:
     // they belong to none.
-    if (mb && p.rank >= 0 && !o.hasAttr("mb") && op != "CROSS_DP_WRED" &&
+    if (mb && p.rank >= 0 && !getMicroBatch(&o) && op != "CROSS_DP_WRED" &&
         op != "LOCAL_GRAD_ACCUM")
-      o.setAttr("mb", b.getI64IntegerAttr(*mb));
-    o.setAttr("src", src);
+      setMicroBatch(&o, *mb);
+    o.setAttr(kSourceAttrName, src);
   }
   return success();
 }

@@ -40,7 +40,7 @@ int64_t mlir::tv::chunkIndex(ChunkOp op, int64_t rank) {
 static DictionaryAttr semanticAttrs(Operation *op) {
   SmallVector<NamedAttribute> attrs;
   for (NamedAttribute a : op->getAttrs())
-    if (a.getName() != "mb" && a.getName() != "src")
+    if (!isProgramAnnotation(a.getName()))
       attrs.push_back(a);
   return DictionaryAttr::get(op->getContext(), attrs);
 }

@@ -133,8 +133,7 @@ std::string mlir::tv::canonicalStageKey(StageOp stage) {
     for (NamedAttribute a : op->getAttrs()) {
       // Provenance (micro-batch, source node) does not change what a stage
       // computes.
-      if (a.getName() == "sym_name" || a.getName() == "mb" ||
-          a.getName() == "src")
+      if (a.getName() == "sym_name" || isProgramAnnotation(a.getName()))
         continue;
       os << " " << a.getName().getValue() << "=";
       if (isa<InputOp, TagOp, OutputOp>(op) && a.getName() == "name") {

@@ -53,10 +53,10 @@ Operation *definingOp(StageOp stage, int64_t rank, StringRef name) {
 std::string opDescription(Operation *op, int64_t rank) {
   std::string s = "'" + op->getName().getStringRef().str() + "' on rank " +
                   std::to_string(rank);
-  if (auto mb = op->getAttrOfType<IntegerAttr>("mb"))
-    s += ", micro-batch " + std::to_string(mb.getInt());
-  if (auto src = op->getAttrOfType<StringAttr>("src"))
-    s += " (source node " + src.str() + ")";
+  if (std::optional<int64_t> mb = getMicroBatch(op))
+    s += ", micro-batch " + std::to_string(*mb);
+  if (std::optional<StringRef> src = getSourceOp(op))
+    s += " (source node " + src->str() + ")";
   if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
     s += " at " + loc.getFilename().str() + ":" + std::to_string(loc.getLine());
   return s;

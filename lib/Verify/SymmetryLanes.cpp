@@ -130,8 +130,7 @@ std::pair<StringRef, int64_t> Folder::refAt0(PlanRefView ref) const {
 }
 
 static int64_t laneAttr(Operation &op) {
-  auto mb = op.getAttrOfType<IntegerAttr>("mb");
-  return mb ? mb.getInt() : -1;
+  return getMicroBatch(&op).value_or(-1);
 }
 
 bool Folder::checkLanes(std::string &why) {
@@ -208,8 +207,8 @@ bool Folder::checkLanes(std::string &why) {
         }
         NamedAttrList a0(op0->getDiscardableAttrDictionary()),
             ak(opk->getDiscardableAttrDictionary());
-        a0.erase("mb");
-        ak.erase("mb");
+        a0.erase(kMicroBatchAttrName);
+        ak.erase(kMicroBatchAttrName);
         if (a0.getDictionary(stage.getContext()) !=
             ak.getDictionary(stage.getContext())) {
           why = where + " has attributes other than micro-batch 0's";

@@ -542,3 +542,28 @@ tv.stage @st assumes [1] guarantees [#tv.lineage<"y"[0:4] = ["y":0]>] {
 // expected-error @+1 {{'tv.stage' op attribute 'guarantees' failed to satisfy constraint: lineages}}
 tv.stage @st assumes [] guarantees ["y"] {
 }
+
+// -----
+
+// The program-op annotations are declared: `mb` is a micro-batch index.
+tv.spec @s {
+  %x = tv.input "x" : tensor<2xf32>
+  // expected-error @+1 {{'tv.exp' op 'mb' must be a non-negative i64 micro-batch index}}
+  %0 = tv.exp %x {mb = -1} : tensor<2xf32>
+}
+
+// -----
+
+tv.spec @s {
+  %x = tv.input "x" : tensor<2xf32>
+  // expected-error @+1 {{'tv.exp' op 'mb' must be a non-negative i64 micro-batch index}}
+  %0 = tv.exp %x {mb = "zero"} : tensor<2xf32>
+}
+
+// -----
+
+tv.spec @s {
+  %x = tv.input "x" : tensor<2xf32>
+  // expected-error @+1 {{'tv.exp' op 'src' must be a string}}
+  %0 = tv.exp %x {src = 3} : tensor<2xf32>
+}

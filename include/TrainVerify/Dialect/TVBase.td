@@ -23,10 +23,21 @@ def TV_Dialect : Dialect {
 class TV_Op<string mnemonic, list<Trait> traits = []>
     : Op<TV_Dialect, mnemonic, traits>;
 
+// The discardable attributes an op of a program may carry, declared once:
+// `mb` (i64 >= 0), the micro-batch whose computation the op belongs to
+// (set by generators and importers; folding by micro-batch and diagnostics
+// read it), and `src` (string), the op of the imported plan it comes from
+// (diagnostics name it). Neither changes what the op computes. Read and
+// written with tv::getMicroBatch / setMicroBatch / getSourceOp.
+def TV_ProgramAttrs : NativeOpTrait<"ProgramAttrs"> {
+  let cppNamespace = "::mlir::tv";
+}
+
 // Ops of spec and rank programs (everything but the structure around them).
 class TV_ProgramOp<string mnemonic, list<Trait> traits = []>
     : TV_Op<mnemonic, !listconcat(traits,
-                                  [ParentOneOf<["SpecOp", "RankProgramOp"]>])>;
+                                  [ParentOneOf<["SpecOp", "RankProgramOp"]>,
+                                   TV_ProgramAttrs])>;
 
 def TV_FloatTensor : RankedTensorOf<[AnyFloat]>;
 def TV_IdTensor : RankedTensorOf<[AnySignlessInteger]>;

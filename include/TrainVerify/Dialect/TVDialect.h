@@ -15,6 +15,29 @@
 #include "TrainVerify/Dialect/TVOpsEnums.h.inc"
 
 namespace mlir::tv {
+/// The discardable attributes of program ops (TV_ProgramAttrs in
+/// TVBase.td): the micro-batch an op belongs to and the imported op it
+/// comes from.
+constexpr llvm::StringLiteral kMicroBatchAttrName = "mb";
+constexpr llvm::StringLiteral kSourceAttrName = "src";
+std::optional<int64_t> getMicroBatch(Operation *op);
+void setMicroBatch(Operation *op, int64_t microBatch);
+void clearMicroBatch(Operation *op);
+std::optional<llvm::StringRef> getSourceOp(Operation *op);
+void setSourceOp(Operation *op, llvm::StringRef source);
+/// Whether a discardable attribute of a program op is one of the above
+/// (they do not change what the op computes).
+bool isProgramAnnotation(llvm::StringRef attrName);
+LogicalResult verifyProgramAttrs(Operation *op);
+
+template <typename ConcreteType>
+class ProgramAttrs : public OpTrait::TraitBase<ConcreteType, ProgramAttrs> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    return verifyProgramAttrs(op);
+  }
+};
+
 /// A plan tensor on one rank, as a lineage group names it (a view: the name
 /// lives in the context).
 struct PlanRefView {
