@@ -74,13 +74,16 @@ struct ShapeReducePass : public tv::impl::TVShapeReduceBase<ShapeReducePass> {
         copyShapes(it->second, stage);
         continue;
       }
-      if (succeeded(reduceStageShapes(stage, timeoutMs)))
+      if (succeeded(reduceStageShapes(stage, timeoutMs,
+                                      &getChildAnalysis<StageSchedule>(stage))))
         solved[key] = stage;
       else
         ok = false;
     }
     if (!ok)
-      signalPassFailure();
+      return signalPassFailure();
+    // Types changed, ops did not: the schedules stay valid for --tv-verify.
+    markAnalysesPreserved<StageSchedule>();
   }
 };
 } // namespace

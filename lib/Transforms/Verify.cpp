@@ -160,8 +160,13 @@ void VerifyPass::runOnOperation() {
                   unique.size() >= 16;
   std::atomic<size_t> done{0};
   std::mutex progressMutex;
+  // Schedules come from the analysis manager (kept from shape reduction);
+  // asked for here, on one thread, before the workers read them.
+  std::vector<const StageSchedule *> schedules(stages.size());
+  for (size_t i : unique)
+    schedules[i] = &getChildAnalysis<StageSchedule>(stages[i]);
   auto work = [&](size_t i) {
-    results[i] = verifyStage(stages[i], opts);
+    results[i] = verifyStage(stages[i], opts, schedules[i]);
     size_t n = ++done;
     if (progress) {
       std::lock_guard<std::mutex> lock(progressMutex);
@@ -192,7 +197,8 @@ void VerifyPass::runOnOperation() {
       results[i] = rep;
       ++memoHits;
     } else {
-      results[i] = verifyStage(stages[i], opts);
+      results[i] = verifyStage(stages[i], opts,
+                               &getChildAnalysis<StageSchedule>(stages[i]));
     }
   }
 

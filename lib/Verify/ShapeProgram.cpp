@@ -27,7 +27,8 @@ struct LinearTerm {
 
 class ShapeProgram : public ShapeConstraints {
 public:
-  explicit ShapeProgram(StageOp stage) : stage(stage) {}
+  ShapeProgram(StageOp stage, const StageSchedule *schedule)
+      : stage(stage), schedule(schedule) {}
   LogicalResult build();
   LogicalResult solveAndRewrite(unsigned timeoutMs);
 
@@ -114,6 +115,7 @@ public:
   }
 
   StageOp stage;
+  const StageSchedule *schedule;
   llvm::EquivalenceClasses<DimKey> classes;
   DenseMap<DimKey, int64_t> original;
   DenseMap<DimKey, int64_t> lower;
@@ -306,13 +308,12 @@ LogicalResult ShapeProgram::build() {
     if (failed(addOp(op)))
       return failure();
   // Point-to-point: what is sent is what is received.
-  std::optional<PlanSchedule> sched;
-  {
-    auto s = PlanSchedule::build(stage.getPlan());
-    if (failed(s))
-      return failure();
-    sched = std::move(*s);
-  }
+  std::optional<StageSchedule> built;
+  if (!schedule)
+    schedule = &built.emplace(stage);
+  const PlanSchedule *sched = schedule->get();
+  if (!sched)
+    return emitError(schedule->errorLoc()) << schedule->error();
   for (const PlanStep &step : sched->steps)
     if (step.kind == PlanStep::P2P)
       for (unsigned d = 0; d < rank(step.op->getResult(0)); ++d)
@@ -839,8 +840,9 @@ bool ShapeProgram::solveRatios(const std::function<unsigned(DimKey)> &classOf,
   return false;
 }
 
-LogicalResult mlir::tv::reduceStageShapes(StageOp stage, unsigned timeoutMs) {
-  ShapeProgram program(stage);
+LogicalResult mlir::tv::reduceStageShapes(StageOp stage, unsigned timeoutMs,
+                                          const StageSchedule *schedule) {
+  ShapeProgram program(stage, schedule);
   if (failed(program.build()))
     return failure();
   return program.solveAndRewrite(timeoutMs);

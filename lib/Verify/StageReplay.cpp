@@ -196,20 +196,11 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
 StageResult mlir::tv::interpretStage(StageOp stage, uint64_t seed,
                                      double tol) {
   StageResult result(stage.getLoc());
-  std::string schedError;
-  std::optional<PlanSchedule> schedule;
-  {
-    ScopedDiagnosticHandler h(stage.getContext(), [&](Diagnostic &diag) {
-      schedError = diag.str();
-      result.loc = diag.getLocation();
-      return success();
-    });
-    auto s = PlanSchedule::build(stage.getPlan());
-    if (succeeded(s))
-      schedule = std::move(*s);
-  }
+  StageSchedule analysis(stage);
+  const PlanSchedule *schedule = analysis.get();
   if (!schedule) {
-    result.headline = schedError;
+    result.loc = analysis.errorLoc();
+    result.headline = analysis.error();
     return result;
   }
   tolerance = tol;

@@ -31,26 +31,21 @@ const char *mlir::tv::toString(StageResult::Outcome o) {
   return "error";
 }
 
-StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options) {
+StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options,
+                                  const StageSchedule *known) {
   StageResult result(stage.getLoc());
   if (!stage.getSpec() || !stage.getPlan()) {
     result.headline = "stage has no spec or no plan";
     return result;
   }
-  std::string schedError;
-  std::optional<PlanSchedule> schedule;
-  {
-    ScopedDiagnosticHandler h(stage.getContext(), [&](Diagnostic &diag) {
-      schedError = diag.str();
-      result.loc = diag.getLocation();
-      return success();
-    });
-    auto s = PlanSchedule::build(stage.getPlan());
-    if (succeeded(s))
-      schedule = std::move(*s);
-  }
+  std::optional<StageSchedule> built;
+  if (!known)
+    known = &built.emplace(stage);
+  const PlanSchedule *schedule = known->get();
   if (!schedule) {
-    result.headline = "stage @" + stage.getSymName().str() + ": " + schedError;
+    result.loc = known->errorLoc();
+    result.headline =
+        "stage @" + stage.getSymName().str() + ": " + known->error();
     return result;
   }
 

@@ -28,12 +28,6 @@ class TV_CollectiveOp<string mnemonic, dag extraArgs, string desc,
                        (ins OptionalAttr<StrArrayAttr>:$axes,
                             OptionalAttr<ArrayAttr>:$rank_groups));
   let results = (outs tensor:$result);
-  let extraClassDeclaration = [{
-    /// The group of `rank` (sorted), or an empty list if it cannot be formed.
-    llvm::SmallVector<int64_t> getGroup(int64_t rank);
-    /// Group size that the verifier checks shapes against (0 if unknown).
-    int64_t getGroupSize();
-  }];
 }
 
 def TV_AllReduceOp : TV_CollectiveOp<"all_reduce",

@@ -40,6 +40,11 @@ def TV_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
     the op appends one value per member to `e.out`.
   }];
   let methods = [
+    InterfaceMethod<[{The group of `rank` (sorted), or an empty list if it
+      cannot be formed.}],
+      "::llvm::SmallVector<int64_t>", "getGroup", (ins "int64_t":$rank)>,
+    InterfaceMethod<[{The group size the verifier checks shapes against (0 if
+      unknown).}], "int64_t", "getGroupSize", (ins)>,
     InterfaceMethod<"Evaluates one group instance over symbolic terms.",
       "::mlir::tv::EvalStatus", "evaluateGroupSymbolic",
       (ins "::mlir::tv::Evaluator<::mlir::tv::SymDomain> &":$e)>,

@@ -2,6 +2,7 @@
 #ifndef TRAINVERIFY_VERIFY_SHAPEPROGRAM_H
 #define TRAINVERIFY_VERIFY_SHAPEPROGRAM_H
 
+#include "TrainVerify/Analysis/PlanSchedule.h"
 #include "TrainVerify/Dialect/TVOps.h"
 
 namespace mlir::tv {
@@ -10,7 +11,9 @@ namespace mlir::tv {
 /// rewrites the stage to the smallest sizes that keep its structure.
 /// Emits a diagnostic naming the ops whose constraints conflict when the
 /// program is infeasible.
-LogicalResult reduceStageShapes(StageOp stage, unsigned timeoutMs);
+/// `schedule` is the stage's schedule analysis if the caller has it.
+LogicalResult reduceStageShapes(StageOp stage, unsigned timeoutMs,
+                                const StageSchedule *schedule = nullptr);
 
 } // namespace mlir::tv
 

@@ -2,6 +2,8 @@
 #ifndef TRAINVERIFY_VERIFY_STAGEVERIFIER_H
 #define TRAINVERIFY_VERIFY_STAGEVERIFIER_H
 
+#include "TrainVerify/Analysis/PlanSchedule.h"
+#include "TrainVerify/Analysis/StageKey.h"
 #include "TrainVerify/Dialect/TVOps.h"
 
 #include <string>
@@ -49,25 +51,16 @@ const char *toString(StageResult::Outcome o);
 /// Proves one stage: symbolic execution of both sides over the reals,
 /// normalization first, Z3 for the rest, concrete replay of every
 /// counterexample. Thread-safe for distinct stages (reads the IR only).
-StageResult verifyStage(StageOp stage, const StageOptions &options);
+/// `schedule` is the stage's schedule analysis if the caller has it (built
+/// here otherwise).
+StageResult verifyStage(StageOp stage, const StageOptions &options,
+                        const StageSchedule *schedule = nullptr);
 
 /// Runs both sides of a stage concretely on random inputs drawn from `seed`
 /// (plan inputs derived from the assumed lineages) and checks every
 /// guarantee within relative tolerance `tol`. Proven here means only "holds
 /// on this input": Counterexample carries the values.
 StageResult interpretStage(StageOp stage, uint64_t seed, double tol);
-
-/// A text that is equal for two stages iff they are identical up to a
-/// consistent renaming of tensor names and a translation of their ranks
-/// along mesh axes (the same layer on another pipeline stage); stages with
-/// equal keys have the same verdict. A translation along an axis is used
-/// only where it cannot change what the stage computes: no op of the stage
-/// names the axis (collective groups, vocabulary shards), and every
-/// point-to-point peer along it is a rank of the stage.
-std::string canonicalStageKey(StageOp stage);
-
-/// The rank each rank of `stage` is renamed to in its canonical key.
-int64_t canonicalRank(StageOp stage, int64_t rank);
 
 } // namespace mlir::tv
 

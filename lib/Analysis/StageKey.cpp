@@ -5,7 +5,7 @@
 // that cannot change what it computes, and the rank translation itself.
 //
 //===----------------------------------------------------------------------===//
-#include "TrainVerify/Verify/StageVerifier.h"
+#include "TrainVerify/Analysis/StageKey.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
