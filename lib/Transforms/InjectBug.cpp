@@ -118,6 +118,8 @@ void InjectBugPass::runOnOperation() {
   // where every class has its natural candidates.
   if (failed(ssaCanonicalize(module)))
     return signalPassFailure();
+  // The mutation may leave the canonical form: canonicalize again later.
+  module->removeAttr(kCanonicalAttrName);
   PlanOp plan = getProgramParts(module).plan;
   if (!plan) {
     module.emitError() << "tv-inject-bug needs a module with a tv.plan";

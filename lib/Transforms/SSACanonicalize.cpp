@@ -200,6 +200,11 @@ static void foldIdenticalPrograms(PlanOp plan) {
 }
 
 LogicalResult mlir::tv::ssaCanonicalize(ModuleOp module) {
+  // Done once per module: the pipeline's canonicalization is what partition
+  // and bug injection then find (a pass that changes the programs drops the
+  // mark).
+  if (module->hasAttr(kCanonicalAttrName))
+    return success();
   SmallVector<Block *> blocks;
   module.walk([&](Operation *op) {
     if (isa<SpecOp, RankProgramOp>(op))
@@ -241,6 +246,7 @@ LogicalResult mlir::tv::ssaCanonicalize(ModuleOp module) {
     for (RankProgramOp p : progs)
       p->moveBefore(&plan.getBody().front(), plan.getBody().front().end());
   });
+  module->setAttr(kCanonicalAttrName, UnitAttr::get(module.getContext()));
   return success();
 }
 

@@ -3,6 +3,12 @@
 // RUN: tv-opt %s --tv-ssa-canonicalize > %t.1.mlir
 // RUN: tv-opt %t.1.mlir --tv-ssa-canonicalize > %t.2.mlir
 // RUN: diff %t.1.mlir %t.2.mlir
+// The module is marked canonical, so partition and bug injection (which need
+// this form) do not canonicalize it again; a mutant is not marked.
+// RUN: FileCheck %s --check-prefix=MARK < %t.1.mlir
+// MARK: module attributes {tv.canonical}
+// RUN: tv-opt %S/../../examples/tp_mlp.mlir --tv-ssa-canonicalize | tv-opt --tv-inject-bug=bug=missing-allreduce | FileCheck %s --check-prefix=MUTANT
+// MUTANT-NOT: tv.canonical
 
 tv.mesh @m axes ["dp", "tp"] sizes [2, 2]
 

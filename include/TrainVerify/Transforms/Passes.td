@@ -21,7 +21,10 @@ def TVSSACanonicalize : Pass<"tv-ssa-canonicalize", "::mlir::ModuleOp"> {
     fold away; collective groups given as explicit rank sets that coincide
     with a mesh-axis grouping are rewritten to that axis form, so all members
     of one collective name the same group; rank programs are ordered by their
-    first rank. Idempotent.
+    first rank. Idempotent: the module is marked `tv.canonical`, and
+    `--tv-stage-partition` and `--tv-inject-bug`, which need this form,
+    canonicalize only a module without the mark (so the pipeline does it
+    once).
   }];
 }
 

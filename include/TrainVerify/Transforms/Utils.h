@@ -11,8 +11,10 @@
 
 namespace mlir::tv {
 
-/// Canonical SSA form (see --tv-ssa-canonicalize). Idempotent.
+/// Canonical SSA form (see --tv-ssa-canonicalize). Idempotent: marks the
+/// module `tv.canonical` and does nothing on a marked module.
 LogicalResult ssaCanonicalize(ModuleOp module);
+constexpr llvm::StringLiteral kCanonicalAttrName = "tv.canonical";
 
 /// The tools' arguments with `--mlir-print-op-on-diagnostic=false` added
 /// unless the user chose: a verifier's diagnostic names its ops and values,
