@@ -21,36 +21,25 @@ namespace {
 struct FoldSymmetryPass
     : public tv::impl::TVFoldSymmetryBase<FoldSymmetryPass> {
   using TVFoldSymmetryBase::TVFoldSymmetryBase;
+  // One stage at a time: tv.stage is isolated from above, so the pass
+  // manager runs the stages in parallel.
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    PhaseTimer timer(module, "fold");
-    SmallVector<StageOp> stages(module.getOps<StageOp>());
-    if (stages.empty()) {
-      module.emitError()
-          << "no tv.stage to fold; run --tv-stage-partition first";
-      return signalPassFailure();
-    }
+    StageOp stage = getOperation();
+    PhaseTimer timer(stage->getParentOfType<ModuleOp>(), "fold");
     SmallVector<std::string> order(axes.begin(), axes.end());
-    bool ok = true;
-    for (StageOp stage : stages) {
-      FailureOr<StageFold> f = foldStage(
-          stage, order, microBatches, [&](const Twine &why) {
-            if (explain)
-              stage.emitRemark() << why;
-          });
-      if (failed(f)) {
-        ok = false;
-        continue;
-      }
-      if (f->microBatches)
-        ++numLaneFolded;
-      if (f->coordinates > 1) {
-        ++numFolded;
-        numCoordinates += f->coordinates - 1;
-      }
+    FailureOr<StageFold> f =
+        foldStage(stage, order, microBatches, [&](const Twine &why) {
+          if (explain)
+            stage.emitRemark() << why;
+        });
+    if (failed(f))
+      return signalPassFailure();
+    if (f->microBatches)
+      ++numLaneFolded;
+    if (f->coordinates > 1) {
+      ++numFolded;
+      numCoordinates += f->coordinates - 1;
     }
-    if (!ok)
-      signalPassFailure();
   }
 };
 } // namespace

@@ -47,7 +47,7 @@ void mlir::tv::buildVerifyPipeline(OpPassManager &pm,
   pm.addPass(createTVSSACanonicalize());
   pm.addPass(createTVStagePartition());
   if (fold)
-    pm.addPass(createTVFoldSymmetry());
+    pm.addNestedPass<StageOp>(createTVFoldSymmetry());
   TVShapeReduceOptions reduce;
   reduce.fold = fold;
   pm.addPass(createTVShapeReduce(reduce));

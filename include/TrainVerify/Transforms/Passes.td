@@ -42,7 +42,7 @@ def TVStagePartition : Pass<"tv-stage-partition", "::mlir::ModuleOp"> {
   }];
 }
 
-def TVFoldSymmetry : Pass<"tv-fold-symmetry", "::mlir::ModuleOp"> {
+def TVFoldSymmetry : Pass<"tv-fold-symmetry", "::mlir::tv::StageOp"> {
   let summary = "Proves each stage once per symmetric mesh axis, not once per "
                 "coordinate";
   let description = [{
