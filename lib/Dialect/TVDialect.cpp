@@ -25,6 +25,36 @@ void TVDialect::initialize() {
       >();
 }
 
+void PhaseClock::record(StringRef phase, TimePoint start, TimePoint end) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = spans.try_emplace(phase, Span{start, end, 0});
+  if (inserted)
+    return;
+  Span &s = it->second;
+  if (start <= s.end) { // overlaps the current span: extend it
+    s.start = std::min(s.start, start);
+    s.end = std::max(s.end, end);
+    return;
+  }
+  s.earlier += std::chrono::duration<double>(s.end - s.start).count();
+  s.start = start;
+  s.end = end;
+}
+
+double PhaseClock::seconds(StringRef phase) const {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = spans.find(phase);
+  if (it == spans.end())
+    return 0;
+  const Span &s = it->second;
+  return s.earlier + std::chrono::duration<double>(s.end - s.start).count();
+}
+
+bool PhaseClock::has(StringRef phase) const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return spans.count(phase);
+}
+
 //===----------------------------------------------------------------------===//
 // LineageAttr
 //===----------------------------------------------------------------------===//

@@ -25,7 +25,7 @@ struct FoldSymmetryPass
   // manager runs the stages in parallel.
   void runOnOperation() override {
     StageOp stage = getOperation();
-    PhaseTimer timer(stage->getParentOfType<ModuleOp>(), "fold");
+    PhaseTimer timer(stage, "fold");
     SmallVector<std::string> order(axes.begin(), axes.end());
     FailureOr<StageFold> f =
         foldStage(stage, order, microBatches, [&](const Twine &why) {

@@ -7,8 +7,6 @@
 #include <cstring>
 #include <dlfcn.h>
 
-#include "llvm/ADT/StringMap.h"
-#include <mutex>
 
 using namespace mlir;
 using namespace mlir::tv;
@@ -72,37 +70,21 @@ std::chrono::steady_clock::time_point &mlir::tv::toolStartTime() {
   return start;
 }
 
-namespace {
-struct TimingRegistry {
-  std::mutex mutex;
-  llvm::StringMap<double> seconds;
-};
-TimingRegistry &registry() {
-  static TimingRegistry r;
-  return r;
+static PhaseClock &clockOf(Operation *op) {
+  return op->getContext()->getLoadedDialect<TVDialect>()->getPhaseClock();
 }
-} // namespace
 
-PhaseTimer::PhaseTimer(ModuleOp module, StringRef phase)
-    : module(module), phase(phase.str()),
-      start(std::chrono::steady_clock::now()) {
-  TimingRegistry &r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  if (!r.seconds.count("parse"))
-    r.seconds["parse"] =
-        std::chrono::duration<double>(start - toolStartTime()).count();
+PhaseTimer::PhaseTimer(Operation *op, StringRef phase)
+    : op(op), phase(phase.str()), start(std::chrono::steady_clock::now()) {
+  PhaseClock &clock = clockOf(op);
+  if (!clock.has("parse"))
+    clock.record("parse", toolStartTime(), start);
 }
 
 PhaseTimer::~PhaseTimer() {
-  TimingRegistry &r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  r.seconds[phase] +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+  clockOf(op).record(phase, start, std::chrono::steady_clock::now());
 }
 
-double mlir::tv::phaseSeconds(ModuleOp, StringRef phase) {
-  TimingRegistry &r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  return r.seconds.lookup(phase);
+double mlir::tv::phaseSeconds(Operation *op, StringRef phase) {
+  return clockOf(op).seconds(phase);
 }

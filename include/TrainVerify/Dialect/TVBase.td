@@ -18,6 +18,16 @@ def TV_Dialect : Dialect {
     bit-identical floating point.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    /// The wall time of the tool's phases in this context (the stats file's
+    /// fields; --mlir-timing reports every pass through MLIR's timing).
+    PhaseClock &getPhaseClock() { return *phaseClock; }
+
+  private:
+    std::unique_ptr<PhaseClock> phaseClock = std::make_unique<PhaseClock>();
+
+  public:
+  }];
 }
 
 class TV_Op<string mnemonic, list<Trait> traits = []>

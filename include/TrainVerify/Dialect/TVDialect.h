@@ -11,6 +11,30 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "llvm/ADT/StringMap.h"
+#include <chrono>
+#include <mutex>
+
+namespace mlir::tv {
+/// Wall time per phase. Runs of a phase that overlap (a pass nested on
+/// stages, run on several threads) count once, as the span they cover.
+class PhaseClock {
+public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+  void record(llvm::StringRef phase, TimePoint start, TimePoint end);
+  double seconds(llvm::StringRef phase) const;
+  bool has(llvm::StringRef phase) const;
+
+private:
+  struct Span {
+    TimePoint start, end;
+    double earlier = 0; // seconds of spans that ended before `start`
+  };
+  mutable std::mutex mutex;
+  llvm::StringMap<Span> spans;
+};
+} // namespace mlir::tv
+
 #include "TrainVerify/Dialect/TVOpsDialect.h.inc"
 #include "TrainVerify/Dialect/TVOpsEnums.h.inc"
 

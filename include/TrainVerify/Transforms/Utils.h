@@ -39,22 +39,24 @@ int exitStatus(LogicalResult result);
 /// When the tool started (set by the drivers; used to report parse time).
 std::chrono::steady_clock::time_point &toolStartTime();
 
-/// Records the wall time of a phase (seconds, accumulated) in a process-wide
-/// registry that --tv-verify reports. The first phase also records the parse
-/// time (from toolStartTime()). Phases run in another process read as 0.
+/// Records the wall time of a phase in its context's PhaseClock (the tv
+/// dialect's), which --tv-verify's stats file reports. The first phase also
+/// records the parse time (from toolStartTime()). Phases run in another
+/// process read as 0.
 class PhaseTimer {
 public:
-  PhaseTimer(ModuleOp module, llvm::StringRef phase);
+  PhaseTimer(Operation *op, llvm::StringRef phase);
   ~PhaseTimer();
 
 private:
-  ModuleOp module;
+  Operation *op;
   std::string phase;
   std::chrono::steady_clock::time_point start;
 };
 
-/// Reads a phase time recorded by PhaseTimer (0 if absent).
-double phaseSeconds(ModuleOp module, llvm::StringRef phase);
+/// Reads a phase time recorded by PhaseTimer in `op`'s context (0 if
+/// absent).
+double phaseSeconds(Operation *op, llvm::StringRef phase);
 
 } // namespace mlir::tv
 
