@@ -126,78 +126,6 @@ static void canonicalizePeer(Operation *op, MeshOp mesh, int64_t rank) {
   op->setAttr("peer_offset", bld.getI64IntegerAttr(b[axis] - a[axis]));
 }
 
-/// Rank programs that are structurally identical (same ops, operands,
-/// attributes and types; locations aside) are folded into one program that
-/// lists all their ranks. This is the check that symmetric ranks really run
-/// the same code: a rank that differs keeps its own program.
-static void foldIdenticalPrograms(PlanOp plan) {
-  SmallVector<RankProgramOp> progs(plan.getBody().front().getOps<RankProgramOp>());
-  llvm::DenseMap<llvm::hash_code, SmallVector<RankProgramOp>> buckets;
-  SmallVector<llvm::hash_code> order;
-  for (RankProgramOp p : progs) {
-    // Hash the body only: the rank list is not part of what it computes.
-    llvm::hash_code h = llvm::hash_value(p.getBody().front().getOperations().size());
-    for (Operation &op : p.getBody().front())
-      h = llvm::hash_combine(
-          h, OperationEquivalence::computeHash(
-                 &op, OperationEquivalence::ignoreHashValue,
-                 OperationEquivalence::ignoreHashValue,
-                 OperationEquivalence::IgnoreLocations));
-    auto &bucket = buckets[h];
-    if (bucket.empty())
-      order.push_back(h);
-    bucket.push_back(p);
-  }
-  for (llvm::hash_code h : order) {
-    SmallVector<RankProgramOp> &bucket = buckets[h];
-    std::vector<bool> merged(bucket.size(), false);
-    for (size_t i = 0; i < bucket.size(); ++i) {
-      if (merged[i])
-        continue;
-      SmallVector<int64_t> ranks(bucket[i].getRanks());
-      for (size_t j = i + 1; j < bucket.size(); ++j) {
-        if (merged[j])
-          continue;
-        Block &x = bucket[i].getBody().front(), &y = bucket[j].getBody().front();
-        if (x.getOperations().size() != y.getOperations().size())
-          continue;
-        // Values correspond positionally: ops are compared in order, and
-        // operands must map to the corresponding earlier results.
-        DenseMap<Value, Value> map;
-        bool same = true;
-        for (auto [a, c] : llvm::zip(x, y)) {
-          if (a.getName() != c.getName() ||
-              a.getAttrDictionary() != c.getAttrDictionary() ||
-              a.getResultTypes() != c.getResultTypes() ||
-              a.getNumOperands() != c.getNumOperands()) {
-            same = false;
-            break;
-          }
-          for (auto [u, v] : llvm::zip(a.getOperands(), c.getOperands()))
-            if (map.lookup(u) != v) {
-              same = false;
-              break;
-            }
-          if (!same)
-            break;
-          for (auto [u, v] : llvm::zip(a.getResults(), c.getResults()))
-            map[u] = v;
-        }
-        if (!same)
-          continue;
-        llvm::append_range(ranks, bucket[j].getRanks());
-        merged[j] = true;
-      }
-      if (ranks.size() != bucket[i].getRanks().size()) {
-        llvm::sort(ranks);
-        bucket[i].setRanks(ranks);
-      }
-    }
-    for (size_t j = 0; j < bucket.size(); ++j)
-      if (merged[j])
-        bucket[j]->erase();
-  }
-}
 
 LogicalResult mlir::tv::ssaCanonicalize(ModuleOp module) {
   // Done once per module: the pipeline's canonicalization is what partition
@@ -235,7 +163,7 @@ LogicalResult mlir::tv::ssaCanonicalize(ModuleOp module) {
         canonicalizePeer(op, op->getParentOfType<PlanOp>().getMeshOp(),
                          prog.getRanks().front());
   });
-  module.walk([&](PlanOp plan) { foldIdenticalPrograms(plan); });
+  module.walk([&](PlanOp plan) { plan.mergeIdenticalPrograms(); });
 
   // Rank programs in order of their first rank.
   module.walk([&](PlanOp plan) {

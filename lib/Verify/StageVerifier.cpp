@@ -147,8 +147,10 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options,
                         ": solver error: " + e.msg();
       return result;
     }
-    if (options.queryOnly)
+    if (options.queryOnly) {
+      result.outcome = StageResult::Unknown; // built, not decided
       return result;
+    }
   }
   if (differing.empty() && b.extra.empty()) {
     result.outcome = StageResult::Proven;

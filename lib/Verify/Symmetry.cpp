@@ -270,55 +270,7 @@ bool mlir::tv::foldStageAlongAxis(StageOp stage, StringRef axis,
 
 unsigned mlir::tv::mergeIdenticalRankPrograms(StageOp stage) {
   PlanOp plan = stage.getPlan();
-  if (!plan)
-    return 0;
-  SmallVector<RankProgramOp> progs(
-      plan.getBody().front().getOps<RankProgramOp>());
-  if (progs.size() < 2)
-    return 0;
-  // The body's text (without the rank list) identifies the code.
-  std::map<std::string, RankProgramOp> byBody;
-  unsigned removed = 0;
-  for (RankProgramOp prog : progs) {
-    // Op names, attributes and result types (uniqued: compared by
-    // identity) and each operand as (defining op's position, result number).
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    DenseMap<Operation *, unsigned> pos;
-    for (Operation &op : prog.getBody().front()) {
-      pos[&op] = pos.size();
-      os << op.getName().getAsOpaquePointer() << " "
-         << op.getRawDictionaryAttrs().getAsOpaquePointer() << " "
-         << op.getPropertiesAsAttribute().getAsOpaquePointer() << " (";
-      for (Value v : op.getOperands()) {
-        Operation *def = v.getDefiningOp();
-        auto it = def ? pos.find(def) : pos.end();
-        if (it == pos.end())
-          os << "ext" << v.getAsOpaquePointer() << ",";
-        else
-          os << it->second << "#" << cast<OpResult>(v).getResultNumber()
-             << ",";
-      }
-      os << ")";
-      for (Type t : op.getResultTypes())
-        os << t.getAsOpaquePointer() << ",";
-      os << (op.getNumRegions() ? " region" : "") << ";";
-    }
-    // Ops with regions are not expected in a rank program; compare them
-    // by identity (never merged).
-    if (text.find(" region") != std::string::npos)
-      os << prog.getOperation();
-    auto [it, inserted] = byBody.try_emplace(std::move(text), prog);
-    if (inserted)
-      continue;
-    SmallVector<int64_t> ranks(it->second.getRanks());
-    ranks.append(prog.getRanks().begin(), prog.getRanks().end());
-    llvm::sort(ranks);
-    it->second.setRanks(ranks);
-    prog.erase();
-    ++removed;
-  }
-  return removed;
+  return plan ? plan.mergeIdenticalPrograms() : 0;
 }
 
 

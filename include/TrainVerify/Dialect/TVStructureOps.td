@@ -74,6 +74,11 @@ def TV_PlanOp : TV_Op<"plan", [SingleBlock, NoTerminator,
   let extraClassDeclaration = [{
     /// The mesh this plan runs on (null if the symbol does not resolve).
     MeshOp getMeshOp();
+    /// Folds rank programs that are structurally identical (same ops,
+    /// operands, attributes and types; locations aside) into one program
+    /// listing all their ranks: the check that symmetric ranks really run the
+    /// same code. Returns the number of programs removed.
+    unsigned mergeIdenticalPrograms();
   }];
 }
 
