@@ -2,6 +2,7 @@
 #include "TrainVerify/Dialect/TVOps.h"
 #include "TrainVerify/Transforms/Passes.h"
 #include "TrainVerify/Transforms/Utils.h"
+#include "TrainVerify/Upstream/Registration.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -10,8 +11,11 @@ int main(int argc, char **argv) {
   mlir::tv::toolStartTime() = std::chrono::steady_clock::now();
   mlir::tv::registerTVPasses();
   mlir::tv::registerTVPipelines();
+  mlir::tv::registerUpstreamPasses();
   mlir::DialectRegistry registry;
   registry.insert<mlir::tv::TVDialect>();
+  // The IR of MLIR-based training compilers around MLIR's partitioner.
+  mlir::tv::registerUpstreamDialects(registry);
   mlir::tv::setUpToolOptions("tv-opt");
   std::vector<char *> args = mlir::tv::withQuietOpDiagnostics(argc, argv);
   return mlir::tv::exitStatus(mlir::MlirOptMain(
