@@ -45,7 +45,8 @@ llvm::ArrayRef<llvm::StringRef> mlir::tv::tvTranslationNames() {
   // checks that --help lists each).
   static const llvm::StringRef names[] = {
       "import-nnscaler-json", "import-json-plan",  "import-model-config",
-      "export-json-plan",     "export-smtlib",     "export-plan-summary"};
+      "export-json-plan",     "export-smtlib",     "export-plan-summary",
+      "import-shard-partition"};
   return names;
 }
 
@@ -59,6 +60,7 @@ static Location inputLoc(llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
 }
 
 void mlir::tv::registerTVTranslations() {
+  registerShardImport();
   static TranslateFromMLIRRegistration summary(
       "export-plan-summary", "JSON summary of a tv module",
       [](Operation *op, llvm::raw_ostream &os) {

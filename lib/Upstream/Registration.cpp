@@ -19,10 +19,10 @@
 #include "mlir/Transforms/Passes.h"
 
 void mlir::tv::registerUpstreamDialects(DialectRegistry &registry) {
-  registry.insert<affine::AffineDialect, arith::ArithDialect,
-                  func::FuncDialect, linalg::LinalgDialect, math::MathDialect,
-                  scf::SCFDialect, shard::ShardDialect, tensor::TensorDialect,
-                  tosa::TosaDialect>();
+  registry
+      .insert<affine::AffineDialect, arith::ArithDialect, func::FuncDialect,
+              linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
+              shard::ShardDialect, tensor::TensorDialect, tosa::TosaDialect>();
   arith::registerShardingInterfaceExternalModels(registry);
   linalg::registerShardingInterfaceExternalModels(registry);
   tensor::registerShardingInterfaceExternalModels(registry);

@@ -8,6 +8,8 @@
 namespace mlir::tv {
 /// Registers every tv import and export with mlir-translate's registry.
 void registerTVTranslations();
+/// --import-shard-partition (ShardImport.cpp).
+void registerShardImport();
 /// The translations registerTVTranslations registers, by flag name.
 llvm::ArrayRef<llvm::StringRef> tvTranslationNames();
 } // namespace mlir::tv
