@@ -9,6 +9,7 @@
 #include "ModelGen.h"
 #include "TrainVerify/Dialect/Lineage.h"
 #include "TrainVerify/Dialect/TVOps.h"
+#include "TrainVerify/Translate/Translations.h"
 #include "JsonInput.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -243,12 +244,21 @@ LogicalResult refuseModelConfigOptions(Location loc, StringRef translation) {
                             << " applies to --import-model-config only, not "
                                "to --"
                             << translation;
+  if (translation != "import-shard-partition")
+    return refuseShardImportOptions(loc, translation);
   return success();
 }
 
 OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
                                           MLIRContext *ctx) {
   ctx->loadDialect<TVDialect>();
+  if (failed(refuseShardImportOptions(
+          FileLineColLoc::get(ctx,
+                              sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
+                                  ->getBufferIdentifier(),
+                              0, 0),
+          "import-model-config")))
+    return {};
   std::optional<JsonInput> in = readJsonObject(sourceMgr, ctx, "model config");
   if (!in)
     return {};

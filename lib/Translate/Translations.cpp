@@ -10,7 +10,6 @@
 using namespace mlir;
 
 namespace mlir::tv {
-LogicalResult refuseModelConfigOptions(Location loc, StringRef translation);
 LogicalResult exportPlanSummary(ModuleOp module, llvm::raw_ostream &os);
 OwningOpRef<Operation *> importNnScalerJson(llvm::SourceMgr &sourceMgr,
                                            MLIRContext *ctx);

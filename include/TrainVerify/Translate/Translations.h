@@ -2,6 +2,8 @@
 #ifndef TRAINVERIFY_TRANSLATE_TRANSLATIONS_H
 #define TRAINVERIFY_TRANSLATE_TRANSLATIONS_H
 
+#include "mlir/IR/Location.h"
+#include "mlir/Support/LLVM.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -10,6 +12,15 @@ namespace mlir::tv {
 void registerTVTranslations();
 /// --import-shard-partition (ShardImport.cpp).
 void registerShardImport();
+/// Fails (naming the option) if an option of --import-shard-partition is
+/// given to `translation`.
+LogicalResult refuseShardImportOptions(Location loc,
+                                       llvm::StringRef translation);
+/// The same for the options of --import-model-config (ModelConfig.cpp);
+/// also refuses the shard import's options for any translation but that
+/// import.
+LogicalResult refuseModelConfigOptions(Location loc,
+                                       llvm::StringRef translation);
 /// The translations registerTVTranslations registers, by flag name.
 llvm::ArrayRef<llvm::StringRef> tvTranslationNames();
 } // namespace mlir::tv

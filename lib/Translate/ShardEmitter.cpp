@@ -1,0 +1,327 @@
+//===- ShardEmitter.cpp - one function body to a tv program ---------------===//
+#include "ShardImport.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::tv::shardimport;
+
+LogicalResult Emitter::function(func::FuncOp f) {
+  for (auto [i, arg] : llvm::enumerate(f.getArguments())) {
+    if (failed(checkTensor(f, arg.getType())))
+      return failure();
+    std::string n = fresh();
+    line(n + " = tv.input \"arg" + std::to_string(i) +
+             "\" : " + typeStr(arg.getType()),
+         f.getLoc());
+    name[arg] = n;
+  }
+  return block(f.getBody().front(), nullptr);
+}
+
+LogicalResult Emitter::checkTensor(Operation *op, Type t) {
+  auto ty = dyn_cast<RankedTensorType>(t);
+  if (!ty || !ty.hasStaticShape())
+    return op->emitError() << "shard-partition import: " << t
+                           << " is not a statically shaped tensor";
+  if (!isa<FloatType>(ty.getElementType()))
+    return op->emitError()
+           << "shard-partition import: element type " << ty.getElementType()
+           << " is not modeled (tv proves over the reals; integer "
+              "arithmetic, which wraps around, is refused)";
+  return success();
+}
+
+FailureOr<std::string> Emitter::use(Operation *op, Value v) {
+  auto it = name.find(v);
+  if (it != name.end())
+    return it->second;
+  if (zeros.contains(v))
+    return op->emitError() << "shard-partition import: a zero-filled "
+                              "tensor is read other than as a matmul's "
+                              "initial value (not modeled)",
+           FailureOr<std::string>();
+  op->emitError() << "shard-partition import: operand is not a tensor "
+                     "value tv models";
+  return failure();
+}
+
+LogicalResult Emitter::unsupported(Operation *op) {
+  return op->emitError() << "shard-partition import: '" << op->getName()
+                         << "' is not modeled";
+}
+
+std::optional<std::pair<StringRef, unsigned>> Emitter::scalarOp(Operation *op) {
+  if (isa<math::ExpOp>(op))
+    return std::make_pair(StringRef("exp"), 1u);
+  if (isa<math::TanhOp>(op))
+    return std::make_pair(StringRef("tanh"), 1u);
+  if (isa<arith::NegFOp>(op))
+    return std::make_pair(StringRef("neg"), 1u);
+  if (isa<arith::AddFOp>(op))
+    return std::make_pair(StringRef("add"), 2u);
+  if (isa<arith::SubFOp>(op))
+    return std::make_pair(StringRef("sub"), 2u);
+  if (isa<arith::MulFOp>(op))
+    return std::make_pair(StringRef("mul"), 2u);
+  if (isa<arith::DivFOp>(op))
+    return std::make_pair(StringRef("div"), 2u);
+  return std::nullopt;
+}
+
+LogicalResult Emitter::unaryOrBinary(Operation *op, StringRef tvName,
+                                     ArrayRef<Value> ins, Value result) {
+  SmallVector<std::string> ops;
+  for (Value v : ins) {
+    FailureOr<std::string> n = use(op, v);
+    if (failed(n))
+      return failure();
+    ops.push_back(*n);
+  }
+  std::string r = fresh();
+  std::string t = typeStr(result.getType());
+  if (ins.size() == 1)
+    line(r + " = tv." + tvName.str() + " " + ops[0] + " : " + t, op->getLoc());
+  else
+    line(r + " = tv." + tvName.str() + " " + ops[0] + ", " + ops[1] + " : " +
+             typeStr(ins[0].getType()) + ", " + typeStr(ins[1].getType()) +
+             " -> " + t,
+         op->getLoc());
+  name[result] = r;
+  return success();
+}
+
+LogicalResult Emitter::matmul(linalg::MatmulOp m) {
+  if (m.hasUserDefinedMaps())
+    return m.emitError() << "shard-partition import: a matmul with "
+                            "explicit indexing maps is not modeled";
+  Value a = m.getDpsInputs()[0], b = m.getDpsInputs()[1];
+  Value init = m.getDpsInits()[0];
+  for (Value v : {a, b, init})
+    if (failed(checkTensor(m, v.getType())))
+      return failure();
+  FailureOr<std::string> an = use(m, a), bn = use(m, b);
+  if (failed(an) || failed(bn))
+    return failure();
+  std::string t = typeStr(m.getResult(0).getType());
+  std::string prod = fresh();
+  line(prod + " = tv.matmul " + *an + ", " + *bn + " : " +
+           typeStr(a.getType()) + ", " + typeStr(b.getType()) + " -> " + t,
+       m.getLoc());
+  // The result accumulates into the initial value (zeros: nothing to add).
+  if (zeros.contains(init)) {
+    name[m.getResult(0)] = prod;
+    return success();
+  }
+  FailureOr<std::string> in = use(m, init);
+  if (failed(in))
+    return failure();
+  std::string r = fresh();
+  line(r + " = tv.add " + prod + ", " + *in + " : " + t + ", " + t + " -> " + t,
+       m.getLoc());
+  name[m.getResult(0)] = r;
+  return success();
+}
+
+FailureOr<std::string> Emitter::groupAxes(Operation *op,
+                                          ArrayRef<int16_t> axes) {
+  std::string s = "[";
+  for (auto [i, a] : llvm::enumerate(axes)) {
+    if (i && axes[i - 1] >= a)
+      return op->emitError() << "shard-partition import: grid axes not in "
+                                "increasing order are not modeled",
+             FailureOr<std::string>();
+    s += (i ? ", \"" : "\"") + Grid::axis(a) + "\"";
+  }
+  return s + "]";
+}
+
+LogicalResult Emitter::collective(Operation *op, const std::string &head,
+                                  const std::string &tail, Value input,
+                                  ArrayRef<int16_t> axes, Value result) {
+  FailureOr<std::string> in = use(op, input);
+  FailureOr<std::string> ax = groupAxes(op, axes);
+  if (failed(in) || failed(ax))
+    return failure();
+  std::string r = fresh();
+  line(r + " = tv." + head + " " + *in + tail + " {axes = " + *ax + "} : " +
+           typeStr(input.getType()) + " -> " + typeStr(result.getType()),
+       op->getLoc());
+  name[result] = r;
+  return success();
+}
+
+LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
+  for (Operation &opRef : b) {
+    Operation *op = &opRef;
+    LogicalResult r = success();
+    if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+      if (auto f = dyn_cast<FloatAttr>(c.getValue()))
+        scalar[c] = f.getValueAsDouble();
+      else if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+        index[c] = i.getInt();
+      else
+        r = unsupported(op);
+    } else if (isa<shard::ShardingOp>(op)) {
+      continue;
+    } else if (auto s = dyn_cast<shard::ShardOp>(op)) {
+      // An annotation: the identity on values.
+      Value src = s.getSrc();
+      if (fills.count(src))
+        fills[s.getResult()] = fills[src];
+      if (zeros.contains(src)) {
+        zeros.insert(s.getResult());
+        continue;
+      }
+      if (empties.contains(src)) {
+        empties.insert(s.getResult());
+        continue;
+      }
+      FailureOr<std::string> n = use(op, src);
+      if (failed(n))
+        return failure();
+      name[s.getResult()] = *n;
+    } else if (auto e = dyn_cast<tensor::EmptyOp>(op)) {
+      // Undefined values: only an init a fill overwrites may read them.
+      empties.insert(e.getResult());
+    } else if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+      auto it = scalar.find(fill.getDpsInputs()[0]);
+      if (it == scalar.end())
+        return op->emitError() << "shard-partition import: a fill with "
+                                  "other than a constant is not modeled";
+      // A constant tensor: the initial value of a matmul or a reduction.
+      fills[fill.getResult(0)] = it->second;
+      if (it->second == 0.0)
+        zeros.insert(fill.getResult(0));
+    } else if (auto m = dyn_cast<linalg::MatmulOp>(op)) {
+      r = matmul(m);
+    } else if (auto g = dyn_cast<linalg::GenericOp>(op)) {
+      r = generic(g);
+    } else if (auto red = dyn_cast<linalg::ReduceOp>(op)) {
+      r = reduce(red);
+    } else if (auto s = dyn_cast<tosa::SigmoidOp>(op)) {
+      r = unaryOrBinary(op, "sigmoid", {s.getInput()}, s.getResult());
+    } else if (auto t = dyn_cast<tosa::TanhOp>(op)) {
+      r = unaryOrBinary(op, "tanh", {t.getInput()}, t.getResult());
+    } else if (auto e = dyn_cast<tosa::ExpOp>(op)) {
+      r = unaryOrBinary(op, "exp", {e.getInput1()}, e.getResult());
+    } else if (auto q = dyn_cast<shard::ProcessMultiIndexOp>(op)) {
+      SmallVector<int64_t> c = grid.coords(process);
+      ArrayRef<int16_t> axes = q.getAxes();
+      for (auto [i, res] : llvm::enumerate(q.getResults()))
+        index[res] = c[axes.empty() ? i : axes[i]];
+    } else if (auto q = dyn_cast<shard::ProcessLinearIndexOp>(op)) {
+      index[q.getResult()] = process;
+    } else if (auto q = dyn_cast<shard::GridShapeOp>(op)) {
+      ArrayRef<int16_t> axes = q.getAxes();
+      for (auto [i, res] : llvm::enumerate(q.getResults()))
+        index[res] = grid.sizes[axes.empty() ? i : axes[i]];
+    } else if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+      auto l = index.find(cmp.getLhs()), rr = index.find(cmp.getRhs());
+      if (l == index.end() || rr == index.end())
+        return op->emitError() << "shard-partition import: a comparison "
+                                  "of values other than process constants "
+                                  "is not modeled";
+      int64_t x = l->second, y = rr->second;
+      bool v = false;
+      switch (cmp.getPredicate()) {
+      case arith::CmpIPredicate::eq:
+        v = x == y;
+        break;
+      case arith::CmpIPredicate::ne:
+        v = x != y;
+        break;
+      case arith::CmpIPredicate::slt:
+      case arith::CmpIPredicate::ult:
+        v = x < y;
+        break;
+      case arith::CmpIPredicate::sle:
+      case arith::CmpIPredicate::ule:
+        v = x <= y;
+        break;
+      case arith::CmpIPredicate::sgt:
+      case arith::CmpIPredicate::ugt:
+        v = x > y;
+        break;
+      case arith::CmpIPredicate::sge:
+      case arith::CmpIPredicate::uge:
+        v = x >= y;
+        break;
+      }
+      index[cmp.getResult()] = v;
+    } else if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+      auto c = index.find(ifOp.getCondition());
+      if (c == index.end())
+        return op->emitError() << "shard-partition import: an scf.if on a "
+                                  "value other than a process constant is "
+                                  "not modeled";
+      Region &taken = c->second ? ifOp.getThenRegion() : ifOp.getElseRegion();
+      SmallVector<Value> values;
+      if (!taken.empty() && failed(block(taken.front(), &values)))
+        return failure();
+      for (auto [res, v] : llvm::zip(ifOp.getResults(), values)) {
+        bool filled = fills.count(v);
+        if (filled)
+          fills[res] = fills[v];
+        if (zeros.contains(v))
+          zeros.insert(res);
+        else if (name.count(v))
+          name[res] = name[v];
+        else if (!filled)
+          return op->emitError() << "shard-partition import: scf.if yields "
+                                    "a value tv does not model";
+      }
+    } else if (auto y = dyn_cast<scf::YieldOp>(op)) {
+      if (yielded)
+        llvm::append_range(*yielded, y.getOperands());
+    } else if (auto ar = dyn_cast<shard::AllReduceOp>(op)) {
+      StringRef kind;
+      switch (ar.getReduction()) {
+      case shard::ReductionKind::Sum:
+        kind = "sum";
+        break;
+      case shard::ReductionKind::Max:
+        kind = "max";
+        break;
+      default:
+        return op->emitError() << "shard-partition import: all_reduce "
+                                  "kind is not modeled";
+      }
+      r = collective(op, ("all_reduce " + kind).str(), "", ar.getInput(),
+                     ar.getGridAxes(), ar.getResult());
+    } else if (auto ag = dyn_cast<shard::AllGatherOp>(op)) {
+      r = collective(op, "all_gather",
+                     " dim " +
+                         std::to_string(ag.getGatherAxis().getSExtValue()),
+                     ag.getInput(), ag.getGridAxes(), ag.getResult());
+    } else if (auto as = dyn_cast<shard::AllSliceOp>(op)) {
+      r = collective(op, "chunk",
+                     " dim " + std::to_string(as.getSliceAxis().getSExtValue()),
+                     as.getInput(), as.getGridAxes(), as.getResult());
+    } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+        FailureOr<std::string> n = use(op, v);
+        if (failed(n))
+          return failure();
+        line("tv.output \"out" + std::to_string(i) + "\", " + *n + " : " +
+                 typeStr(v.getType()),
+             op->getLoc());
+      }
+    } else {
+      r = unsupported(op);
+    }
+    if (failed(r))
+      return failure();
+  }
+  return success();
+}

@@ -1,0 +1,124 @@
+//===- ShardImport.h - the shard-partition importer's emitter ---*- C++ -*-===//
+//
+// Shared by ShardImport.cpp (the pair, the grid, the lineages) and
+// ShardEmitter.cpp / ShardStructured.cpp (one function body translated into
+// a tv program). Internal to lib/Translate.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRAINVERIFY_LIB_TRANSLATE_SHARDIMPORT_H
+#define TRAINVERIFY_LIB_TRANSLATE_SHARDIMPORT_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <string>
+
+namespace mlir::tv::shardimport {
+
+/// The grid: axis sizes, and the coordinates of a process (row-major, the
+/// last axis fastest, as shard numbers processes).
+struct Grid {
+  std::string name;
+  SmallVector<int64_t> sizes;
+  int64_t numProcesses() const {
+    int64_t n = 1;
+    for (int64_t s : sizes)
+      n *= s;
+    return n;
+  }
+  SmallVector<int64_t> coords(int64_t p) const {
+    SmallVector<int64_t> c(sizes.size());
+    for (int64_t i = sizes.size() - 1; i >= 0; --i) {
+      c[i] = p % sizes[i];
+      p /= sizes[i];
+    }
+    return c;
+  }
+  static std::string axis(int64_t i) { return "g" + std::to_string(i); }
+};
+
+inline std::string typeStr(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  t.print(os);
+  return s;
+}
+
+inline std::string locStr(Location loc) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  loc.print(os);
+  return s;
+}
+
+/// Translates one function body into the ops of a tv program (spec, or the
+/// program of one process).
+class Emitter {
+public:
+  Emitter(const Grid &grid, int64_t process, std::string &out)
+      : grid(grid), process(process), out(out) {}
+
+  LogicalResult function(func::FuncOp f);
+
+private:
+  LogicalResult checkTensor(Operation *op, Type t);
+
+  std::string fresh() { return "%v" + std::to_string(counter++); }
+  void line(const std::string &text, Location loc) {
+    out += "    " + text + " " + locStr(loc) + "\n";
+  }
+  FailureOr<std::string> use(Operation *op, Value v);
+  LogicalResult unsupported(Operation *op);
+
+  /// The single scalar op of an elementwise linalg.generic's body applied to
+  /// its inputs, as a tv op name (unary or binary).
+  static std::optional<std::pair<StringRef, unsigned>> scalarOp(Operation *op);
+
+  LogicalResult unaryOrBinary(Operation *op, StringRef tvName,
+                              ArrayRef<Value> ins, Value result);
+
+  /// A structured op (linalg.generic, linalg.reduce) over its iteration
+  /// space: every input is brought to the space's shape (transposed into
+  /// loop order, unit dimensions for the loops it does not index,
+  /// broadcast), the body's scalar ops become tv's elementwise ops on those
+  /// tensors, and a reduction's combiner (`addf` / `maximumf` of the
+  /// accumulator and a term) becomes tv.sum / tv.max over the reduction
+  /// loops; the result is then transposed into the output's order.
+  LogicalResult structured(Operation *op, ArrayRef<Value> ins, Value init,
+                           ArrayRef<AffineMap> inMaps, AffineMap outMap,
+                           ArrayRef<bool> reduction, Block &body, Value result);
+
+  LogicalResult generic(linalg::GenericOp g);
+
+  LogicalResult reduce(linalg::ReduceOp r);
+
+  LogicalResult matmul(linalg::MatmulOp m);
+
+  /// Group axes of a collective as tv mesh axes (in grid order only: tv
+  /// orders a group by rank, shard by the listed axes, first major).
+  FailureOr<std::string> groupAxes(Operation *op, ArrayRef<int16_t> axes);
+
+  /// `tv.<head> <input><tail> {axes = ...} : T -> R`.
+  LogicalResult collective(Operation *op, const std::string &head,
+                           const std::string &tail, Value input,
+                           ArrayRef<int16_t> axes, Value result);
+
+  LogicalResult block(Block &b, SmallVectorImpl<Value> *yielded);
+
+  const Grid &grid;
+  int64_t process;
+  std::string &out;
+  int counter = 0;
+  DenseMap<Value, std::string> name;
+  DenseMap<Value, double> scalar;
+  DenseMap<Value, int64_t> index;
+  DenseSet<Value> zeros, empties;
+  DenseMap<Value, double> fills;
+};
+
+} // namespace mlir::tv::shardimport
+
+#endif

@@ -1,0 +1,290 @@
+//===- ShardStructured.cpp - linalg structured ops over their space -------===//
+#include "ShardImport.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::tv::shardimport;
+
+LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
+                                  Value init, ArrayRef<AffineMap> inMaps,
+                                  AffineMap outMap, ArrayRef<bool> reduction,
+                                  Block &body, Value result) {
+  auto outTy = cast<RankedTensorType>(result.getType());
+  if (failed(checkTensor(op, outTy)))
+    return failure();
+  unsigned loops = reduction.size();
+  // Loop sizes from the operands' shapes.
+  SmallVector<int64_t> space(loops, -1);
+  auto sizes = [&](Value v, AffineMap map) -> LogicalResult {
+    auto ty = cast<RankedTensorType>(v.getType());
+    if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
+      return op->emitError() << "shard-partition import: an indexing map "
+                                "that is not a projected permutation is "
+                                "not modeled";
+    for (auto [d, e] : llvm::enumerate(map.getResults()))
+      space[cast<AffineDimExpr>(e).getPosition()] = ty.getDimSize(d);
+    return success();
+  };
+  for (auto [v, map] : llvm::zip(ins, inMaps))
+    if (failed(checkTensor(op, v.getType())) || failed(sizes(v, map)))
+      return failure();
+  if (failed(sizes(result, outMap)))
+    return failure();
+  if (llvm::is_contained(space, -1))
+    return op->emitError() << "shard-partition import: a loop no operand "
+                              "indexes is not modeled";
+  std::string elt = typeStr(outTy.getElementType());
+  auto tensorOf = [&](ArrayRef<int64_t> shape) {
+    std::string t = "tensor<";
+    for (int64_t d : shape)
+      t += std::to_string(d) + "x";
+    return t + elt + ">";
+  };
+  std::string full = tensorOf(space);
+  // An input over the whole space.
+  auto toSpace = [&](Value v, AffineMap map) -> FailureOr<std::string> {
+    FailureOr<std::string> n = use(op, v);
+    if (failed(n))
+      return failure();
+    auto ty = cast<RankedTensorType>(v.getType());
+    SmallVector<unsigned> loopOf;
+    for (AffineExpr e : map.getResults())
+      loopOf.push_back(cast<AffineDimExpr>(e).getPosition());
+    SmallVector<int64_t> order(loopOf.size());
+    std::iota(order.begin(), order.end(), 0);
+    llvm::sort(order,
+               [&](int64_t a, int64_t b) { return loopOf[a] < loopOf[b]; });
+    std::string cur = *n, curTy = typeStr(ty);
+    SmallVector<int64_t> sorted;
+    for (int64_t d : order)
+      sorted.push_back(ty.getDimSize(d));
+    if (!llvm::equal(order, llvm::seq<int64_t>(0, order.size()))) {
+      std::string r = fresh(), perm;
+      for (auto [i, d] : llvm::enumerate(order))
+        perm += (i ? ", " : "") + std::to_string(d);
+      line(r + " = tv.transpose " + cur + " perm [" + perm + "] : " + curTy +
+               " -> " + tensorOf(sorted),
+           op->getLoc());
+      cur = r;
+      curTy = tensorOf(sorted);
+    }
+    SmallVector<int64_t> withUnits(loops, 1);
+    for (unsigned l : loopOf)
+      withUnits[l] = space[l];
+    if (loopOf.size() != loops) {
+      std::string r = fresh();
+      line(r + " = tv.reshape " + cur + " : " + curTy + " -> " +
+               tensorOf(withUnits),
+           op->getLoc());
+      cur = r;
+      curTy = tensorOf(withUnits);
+    }
+    if (ArrayRef<int64_t>(withUnits) != ArrayRef<int64_t>(space)) {
+      std::string r = fresh();
+      line(r + " = tv.broadcast " + cur + " : " + curTy + " -> " + full,
+           op->getLoc());
+      cur = r;
+    }
+    return cur;
+  };
+  // The body over the space: block argument i < ins is input i, the last
+  // one the accumulator.
+  DenseMap<Value, std::string> vals;
+  Value acc = body.getArgument(body.getNumArguments() - 1);
+  for (auto [i, v] : llvm::enumerate(ins)) {
+    if (body.getArgument(i).use_empty())
+      continue;
+    FailureOr<std::string> n = toSpace(v, inMaps[i]);
+    if (failed(n))
+      return failure();
+    vals[body.getArgument(i)] = *n;
+  }
+  auto num = [](double c) {
+    std::string s;
+    llvm::raw_string_ostream(s) << llvm::format("%.17e", c);
+    return s;
+  };
+  Operation *yieldOp = body.getTerminator();
+  Value yielded = yieldOp->getOperand(0);
+  // A reduction's combiner, if any, is the yielded op.
+  Operation *combiner =
+      llvm::is_contained(reduction, true) ? yielded.getDefiningOp() : nullptr;
+  for (Operation &b : body.without_terminator()) {
+    if (&b == combiner)
+      continue;
+    if (llvm::is_contained(b.getOperands(), acc))
+      return b.emitError() << "shard-partition import: the accumulator "
+                              "read other than by the reduction's combiner "
+                              "is not modeled";
+    std::optional<std::pair<StringRef, unsigned>> k = scalarOp(&b);
+    if (!k || b.getNumResults() != 1)
+      return b.emitError() << "shard-partition import: '" << b.getName()
+                           << "' in a structured op's body is not modeled";
+    std::string r = fresh();
+    if (k->second == 1) {
+      auto it = vals.find(b.getOperand(0));
+      if (it == vals.end())
+        return b.emitError() << "shard-partition import: an operand that "
+                                "is not a value of the iteration space";
+      line(r + " = tv." + k->first.str() + " " + it->second + " : " + full,
+           b.getLoc());
+    } else {
+      Value x = b.getOperand(0), y = b.getOperand(1);
+      auto vx = vals.find(x), vy = vals.find(y);
+      auto cx = scalar.find(x), cy = scalar.find(y);
+      StringRef name = k->first;
+      if (vx != vals.end() && vy != vals.end()) {
+        line(r + " = tv." + name.str() + " " + vx->second + ", " + vy->second +
+                 " : " + full + ", " + full + " -> " + full,
+             b.getLoc());
+      } else if (vx != vals.end() && cy != scalar.end()) {
+        // t op c
+        StringRef scalarOp = name == "add"   ? "add_scalar"
+                             : name == "sub" ? "sub_scalar"
+                             : name == "mul" ? "scale"
+                                             : "div_scalar";
+        line(r + " = tv." + scalarOp.str() + " " + vx->second + ", " +
+                 num(cy->second) + " : " + full,
+             b.getLoc());
+      } else if (cx != scalar.end() && vy != vals.end() &&
+                 (name == "add" || name == "mul" || name == "sub")) {
+        // c op t
+        StringRef scalarOp = name == "add"   ? "add_scalar"
+                             : name == "mul" ? "scale"
+                                             : "rsub_scalar";
+        line(r + " = tv." + scalarOp.str() + " " + vy->second + ", " +
+                 num(cx->second) + " : " + full,
+             b.getLoc());
+      } else {
+        return b.emitError() << "shard-partition import: operands of '"
+                             << b.getName() << "' are not modeled";
+      }
+    }
+    vals[b.getResult(0)] = r;
+  }
+  // Reduce, then the output's order.
+  SmallVector<int64_t> redDims, kept;
+  SmallVector<unsigned> keptLoops;
+  for (unsigned l = 0; l < loops; ++l) {
+    if (reduction[l]) {
+      redDims.push_back(l);
+    } else {
+      kept.push_back(space[l]);
+      keptLoops.push_back(l);
+    }
+  }
+  std::string cur;
+  bool initUsed = false;
+  if (!combiner) {
+    auto it = vals.find(yielded);
+    if (it == vals.end())
+      return op->emitError() << "shard-partition import: the yielded value "
+                                "is not a value of the iteration space";
+    cur = it->second;
+  } else {
+    bool sum = isa<arith::AddFOp>(combiner);
+    bool max = isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner);
+    Value term = combiner->getOperand(0) == acc ? combiner->getOperand(1)
+                                                : combiner->getOperand(0);
+    auto it = vals.find(term);
+    if ((!sum && !max) || !llvm::is_contained(combiner->getOperands(), acc) ||
+        it == vals.end())
+      return combiner->emitError()
+             << "shard-partition import: a reduction whose combiner is not "
+                "addf or maximumf of the accumulator and a term is not "
+                "modeled";
+    auto fillIt = fills.find(init);
+    if (max && (fillIt == fills.end() || fillIt->second != -INFINITY))
+      return op->emitError() << "shard-partition import: a max reduction "
+                                "whose init is not filled with -inf is not "
+                                "modeled";
+    initUsed = sum && !(fillIt != fills.end() && fillIt->second == 0.0);
+    cur = fresh();
+    std::string dims;
+    for (auto [i, d] : llvm::enumerate(redDims))
+      dims += (i ? ", " : "") + std::to_string(d);
+    line(cur + " = tv." + std::string(sum ? "sum" : "max") + " " + it->second +
+             " dims [" + dims + "] : " + full + " -> " + tensorOf(kept),
+         op->getLoc());
+  }
+  // The output map orders the kept loops.
+  SmallVector<int64_t> perm;
+  for (AffineExpr e : outMap.getResults()) {
+    unsigned l = cast<AffineDimExpr>(e).getPosition();
+    perm.push_back(llvm::find(keptLoops, l) - keptLoops.begin());
+  }
+  if (perm.size() != keptLoops.size())
+    return op->emitError() << "shard-partition import: an output that does "
+                              "not index every parallel loop is not modeled";
+  if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()))) {
+    std::string r = fresh(), p;
+    for (auto [i, d] : llvm::enumerate(perm))
+      p += (i ? ", " : "") + std::to_string(d);
+    line(r + " = tv.transpose " + cur + " perm [" + p +
+             "] : " + tensorOf(kept) + " -> " + typeStr(outTy),
+         op->getLoc());
+    cur = r;
+  }
+  if (initUsed) {
+    FailureOr<std::string> in = use(op, init);
+    if (failed(in))
+      return failure();
+    std::string r = fresh(), t = typeStr(outTy);
+    line(r + " = tv.add " + cur + ", " + *in + " : " + t + ", " + t + " -> " +
+             t,
+         op->getLoc());
+    cur = r;
+  }
+  name[result] = cur;
+  return success();
+}
+
+LogicalResult Emitter::generic(linalg::GenericOp g) {
+  if (g.getNumDpsInits() != 1 || g.getNumResults() != 1)
+    return g.emitError() << "shard-partition import: a linalg.generic "
+                            "with other than one output is not modeled";
+  SmallVector<bool> reduction;
+  for (utils::IteratorType t : g.getIteratorTypesArray())
+    reduction.push_back(t == utils::IteratorType::reduction);
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  SmallVector<Value> ins(g.getDpsInputs());
+  // The output is read only as a reduction's accumulator.
+  Block &body = g.getRegion().front();
+  if (!llvm::is_contained(reduction, true) &&
+      !body.getArguments().back().use_empty())
+    return g.emitError() << "shard-partition import: a parallel generic "
+                            "that reads its output is not modeled";
+  return structured(g, ins, g.getDpsInits()[0],
+                    ArrayRef<AffineMap>(maps).drop_back(), maps.back(),
+                    reduction, body, g.getResult(0));
+}
+
+LogicalResult Emitter::reduce(linalg::ReduceOp r) {
+  if (r.getInputs().size() != 1 || r.getInits().size() != 1)
+    return r.emitError() << "shard-partition import: a linalg.reduce of "
+                            "several tensors is not modeled";
+  auto inTy = cast<RankedTensorType>(r.getInputs()[0].getType());
+  unsigned rank = inTy.getRank();
+  SmallVector<bool> reduction(rank, false);
+  SmallVector<AffineExpr> out;
+  for (int64_t d : r.getDimensions())
+    reduction[d] = true;
+  for (unsigned d = 0; d < rank; ++d)
+    if (!reduction[d])
+      out.push_back(getAffineDimExpr(d, r.getContext()));
+  AffineMap inMap = AffineMap::getMultiDimIdentityMap(rank, r.getContext());
+  AffineMap outMap = AffineMap::get(rank, 0, out, r.getContext());
+  return structured(r, {r.getInputs()[0]}, r.getInits()[0], {inMap}, outMap,
+                    reduction, r.getCombiner().front(), r.getResult(0));
+}
