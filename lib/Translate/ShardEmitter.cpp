@@ -34,11 +34,12 @@ LogicalResult Emitter::checkTensor(Operation *op, Type t) {
   if (!ty || !ty.hasStaticShape())
     return op->emitError() << "shard-partition import: " << t
                            << " is not a statically shaped tensor";
-  if (!isa<FloatType>(ty.getElementType()))
-    return op->emitError()
-           << "shard-partition import: element type " << ty.getElementType()
-           << " is not modeled (tv proves over the reals; integer "
-              "arithmetic, which wraps around, is refused)";
+  // Integers: only ring operations (+, -, *) are translated, so a proof
+  // over the reals is a polynomial identity and holds modulo 2^n too.
+  Type elt = ty.getElementType();
+  if (!isa<FloatType>(elt) && !elt.isSignlessInteger())
+    return op->emitError() << "shard-partition import: element type " << elt
+                           << " is not modeled";
   return success();
 }
 
@@ -51,6 +52,12 @@ FailureOr<std::string> Emitter::use(Operation *op, Value v) {
                               "tensor is read other than as a matmul's "
                               "initial value (not modeled)",
            FailureOr<std::string>();
+  if (empties.contains(v)) {
+    op->emitError() << "shard-partition import: reads a tensor.empty, whose "
+                       "values are undefined (a result that depends on them "
+                       "cannot be proven)";
+    return failure();
+  }
   op->emitError() << "shard-partition import: operand is not a tensor "
                      "value tv models";
   return failure();
@@ -76,6 +83,14 @@ std::optional<std::pair<StringRef, unsigned>> Emitter::scalarOp(Operation *op) {
     return std::make_pair(StringRef("mul"), 2u);
   if (isa<arith::DivFOp>(op))
     return std::make_pair(StringRef("div"), 2u);
+  // Integer ring operations (wrap-around agrees with the reals' polynomial
+  // identities); division, comparisons and casts are not translated.
+  if (isa<arith::AddIOp>(op))
+    return std::make_pair(StringRef("add"), 2u);
+  if (isa<arith::SubIOp>(op))
+    return std::make_pair(StringRef("sub"), 2u);
+  if (isa<arith::MulIOp>(op))
+    return std::make_pair(StringRef("mul"), 2u);
   return std::nullopt;
 }
 
@@ -110,6 +125,14 @@ LogicalResult Emitter::matmul(linalg::MatmulOp m) {
   for (Value v : {a, b, init})
     if (failed(checkTensor(m, v.getType())))
       return failure();
+  // One element type: a matmul that extends its operands (i8 into i32) is
+  // not a ring operation of one modulus.
+  Type elt = cast<RankedTensorType>(init.getType()).getElementType();
+  for (Value v : {a, b})
+    if (cast<RankedTensorType>(v.getType()).getElementType() != elt)
+      return m.emitError() << "shard-partition import: a matmul whose "
+                              "operands' element types differ from its "
+                              "result's is not modeled";
   FailureOr<std::string> an = use(m, a), bn = use(m, b);
   if (failed(an) || failed(bn))
     return failure();
@@ -168,9 +191,11 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
     if (auto c = dyn_cast<arith::ConstantOp>(op)) {
       if (auto f = dyn_cast<FloatAttr>(c.getValue()))
         scalar[c] = f.getValueAsDouble();
-      else if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+      else if (auto i = dyn_cast<IntegerAttr>(c.getValue())) {
         index[c] = i.getInt();
-      else
+        if (!c.getType().isIndex())
+          scalar[c] = (double)i.getInt(); // a ring constant
+      } else
         r = unsupported(op);
     } else if (isa<shard::ShardingOp>(op)) {
       continue;
@@ -291,6 +316,10 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
         kind = "sum";
         break;
       case shard::ReductionKind::Max:
+        if (!isa<FloatType>(cast<RankedTensorType>(ar.getInput().getType())
+                                .getElementType()))
+          return op->emitError() << "shard-partition import: a max "
+                                    "all-reduce of integers is not modeled";
         kind = "max";
         break;
       default:
@@ -308,11 +337,29 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
       r = collective(op, "chunk",
                      " dim " + std::to_string(as.getSliceAxis().getSExtValue()),
                      as.getInput(), as.getGridAxes(), as.getResult());
+    } else if (auto aa = dyn_cast<shard::AllToAllOp>(op)) {
+      r = collective(
+          op, "all_to_all",
+          " split " + std::to_string(aa.getSplitAxis().getSExtValue()) +
+              " concat " + std::to_string(aa.getConcatAxis().getSExtValue()),
+          aa.getInput(), aa.getGridAxes(), aa.getResult());
     } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
         FailureOr<std::string> n = use(op, v);
         if (failed(n))
           return failure();
+        // A result that is an argument (a pure reshard) is still a claim:
+        // the spec computes it as a copy, so a stage checks the plan's
+        // data movement against it.
+        if (process < 0 &&
+            llvm::any_of(
+                op->getParentOfType<func::FuncOp>().getArguments(),
+                [&](BlockArgument a) { return name.lookup(a) == *n; })) {
+          std::string c = fresh();
+          line(c + " = tv.copy " + *n + " : " + typeStr(v.getType()),
+               op->getLoc());
+          n = c;
+        }
         line("tv.output \"out" + std::to_string(i) + "\", " + *n + " : " +
                  typeStr(v.getType()),
              op->getLoc());

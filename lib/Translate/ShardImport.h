@@ -40,7 +40,12 @@ struct Grid {
   static std::string axis(int64_t i) { return "g" + std::to_string(i); }
 };
 
+/// A type in the tv module: integer tensors become f32 tensors, proven as
+/// polynomials over the reals (docs/shard-validation.md, "Integers").
 inline std::string typeStr(Type t) {
+  if (auto ty = dyn_cast<RankedTensorType>(t);
+      ty && isa<IntegerType>(ty.getElementType()))
+    t = RankedTensorType::get(ty.getShape(), Float32Type::get(t.getContext()));
   std::string s;
   llvm::raw_string_ostream os(s);
   t.print(os);

@@ -44,7 +44,9 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
   if (llvm::is_contained(space, -1))
     return op->emitError() << "shard-partition import: a loop no operand "
                               "indexes is not modeled";
-  std::string elt = typeStr(outTy.getElementType());
+  std::string elt = isa<IntegerType>(outTy.getElementType())
+                        ? "f32" // as typeStr: integers proven over the reals
+                        : typeStr(outTy.getElementType());
   auto tensorOf = [&](ArrayRef<int64_t> shape) {
     std::string t = "tensor<";
     for (int64_t d : shape)
@@ -193,7 +195,7 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
                                 "is not a value of the iteration space";
     cur = it->second;
   } else {
-    bool sum = isa<arith::AddFOp>(combiner);
+    bool sum = isa<arith::AddFOp, arith::AddIOp>(combiner);
     bool max = isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner);
     Value term = combiner->getOperand(0) == acc ? combiner->getOperand(1)
                                                 : combiner->getOperand(0);
