@@ -145,34 +145,24 @@ shard::ShardingOp resultSharding(Value v) {
   return found;
 }
 
-OwningOpRef<Operation *> importShardPartition(llvm::SourceMgr &sourceMgr,
-                                              MLIRContext *ctx) {
-  Location fileLoc =
-      FileLineColLoc::get(ctx,
-                          sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
-                              ->getBufferIdentifier(),
-                          0, 0);
-  if (partitionedFile.empty()) {
-    emitError(fileLoc) << "--import-shard-partition needs --partitioned=FILE "
-                          "(the output of shard-partition for this input)";
-    return {};
-  }
-  OwningOpRef<ModuleOp> input = parseSourceFile<ModuleOp>(sourceMgr, ctx);
-  OwningOpRef<ModuleOp> part = parseSourceFile<ModuleOp>(partitionedFile, ctx);
-  if (!input || !part)
-    return {};
-  // One grid; one function (or the one --shard-function names), of the same
-  // name in both.
+} // namespace
+
+OwningOpRef<ModuleOp>
+mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
+                               StringRef function, Location fileLoc) {
+  ModuleOp *input = &inputModule, *part = &partModule;
+  MLIRContext *ctx = inputModule.getContext();
+  // One grid; one function (or the one named), of the same name in both.
   SmallVector<shard::GridOp> grids(input->getOps<shard::GridOp>());
   SmallVector<func::FuncOp> inFns(input->getOps<func::FuncOp>());
-  if (!shardFunction.empty()) {
+  if (!function.empty()) {
     inFns.clear();
-    if (auto f = input->lookupSymbol<func::FuncOp>(shardFunction))
+    if (auto f = input->lookupSymbol<func::FuncOp>(function))
       inFns.push_back(f);
     else {
       emitError(fileLoc) << "shard-partition import: the input has no "
                             "function @"
-                         << shardFunction;
+                         << function;
       return {};
     }
   }
@@ -237,6 +227,7 @@ OwningOpRef<Operation *> importShardPartition(llvm::SourceMgr &sourceMgr,
                           cast<RankedTensorType>(v.getType()).getShape(),
                           resultSharding(v), grid, text)))
       return {};
+  ctx->loadDialect<TVDialect>();
   OwningOpRef<ModuleOp> out = parseSourceString<ModuleOp>(text, ctx, "shard");
   if (!out)
     emitError(fileLoc) << "shard-partition import: internal error, the "
@@ -244,7 +235,24 @@ OwningOpRef<Operation *> importShardPartition(llvm::SourceMgr &sourceMgr,
   return out;
 }
 
-} // namespace
+static OwningOpRef<Operation *>
+importShardPartition(llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
+  Location fileLoc =
+      FileLineColLoc::get(ctx,
+                          sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
+                              ->getBufferIdentifier(),
+                          0, 0);
+  if (partitionedFile.empty()) {
+    emitError(fileLoc) << "--import-shard-partition needs --partitioned=FILE "
+                          "(the output of shard-partition for this input)";
+    return {};
+  }
+  OwningOpRef<ModuleOp> input = parseSourceFile<ModuleOp>(sourceMgr, ctx);
+  OwningOpRef<ModuleOp> part = parseSourceFile<ModuleOp>(partitionedFile, ctx);
+  if (!input || !part)
+    return {};
+  return buildShardValidation(*input, *part, shardFunction, fileLoc);
+}
 
 void mlir::tv::registerShardImport() {
   static TranslateToMLIRRegistration reg(

@@ -191,4 +191,26 @@ def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
   ];
 }
 
+def TVValidateShardPartition
+    : Pass<"tv-validate-shard-partition", "::mlir::ModuleOp"> {
+  let summary = "Partitions each shard-annotated function with MLIR's own "
+                "partitioner and proves the result equal to the function";
+  let description = [{
+    For every function with `shard.shard` annotations: clones the module,
+    runs `pipeline` (by default upstream's `sharding-propagation`,
+    `shard-partition`, `canonicalize`, `cse`) on the clone, builds the tv
+    module that states the partitioned function as a plan for the annotated
+    one (as `tv-translate --import-shard-partition` does), and proves it with
+    `--tv-verify-pipeline`. A compiler puts this pass where it partitions;
+    the module itself is left unchanged. Fails, with the counterexample or
+    the construct that is not modeled, unless every function is proven.
+  }];
+  let options = [
+    Option<"pipeline", "pipeline", "std::string",
+           "\"builtin.module(func.func(sharding-propagation,shard-partition,"
+           "canonicalize,cse))\"",
+           "The partitioning pipeline to validate">,
+  ];
+}
+
 #endif // TV_PASSES_TD

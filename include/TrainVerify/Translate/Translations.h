@@ -2,7 +2,9 @@
 #ifndef TRAINVERIFY_TRANSLATE_TRANSLATIONS_H
 #define TRAINVERIFY_TRANSLATE_TRANSLATIONS_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Location.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -12,6 +14,15 @@ namespace mlir::tv {
 void registerTVTranslations();
 /// --import-shard-partition (ShardImport.cpp).
 void registerShardImport();
+/// The tv module that validates `partitioned` (shard-partition's output) as
+/// a plan for `input` (the annotated module): spec, per-process plan and
+/// lineages (docs/shard-validation.md). `function` names the function when
+/// the module holds several. Diagnoses what it does not model, at `loc` or
+/// the op.
+OwningOpRef<ModuleOp> buildShardValidation(ModuleOp input,
+                                           ModuleOp partitioned,
+                                           llvm::StringRef function,
+                                           Location loc);
 /// Fails (naming the option) if an option of --import-shard-partition is
 /// given to `translation`.
 LogicalResult refuseShardImportOptions(Location loc,

@@ -1,0 +1,128 @@
+//===- ValidateShardPartition.cpp - --tv-validate-shard-partition ---------===//
+//
+// Translation validation in a compiler's own pipeline: MLIR's partitioner
+// runs on a clone, and tv proves the clone's function a correct plan for
+// the annotated one (docs/shard-validation.md).
+//
+//===----------------------------------------------------------------------===//
+#include "TrainVerify/Transforms/Passes.h"
+#include "TrainVerify/Translate/Translations.h"
+#include "TrainVerify/Upstream/Registration.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+
+namespace mlir::tv {
+#define GEN_PASS_DEF_TVVALIDATESHARDPARTITION
+#include "TrainVerify/Transforms/Passes.h.inc"
+} // namespace mlir::tv
+
+using namespace mlir;
+using namespace mlir::tv;
+
+namespace {
+struct ValidateShardPartitionPass
+    : public tv::impl::TVValidateShardPartitionBase<
+          ValidateShardPartitionPass> {
+  using TVValidateShardPartitionBase::TVValidateShardPartitionBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<TVDialect>();
+    registerUpstreamDialects(registry);
+  }
+
+  /// Runs `pipeline` on `module` in a child tv-opt; the result, or null
+  /// with a diagnostic.
+  OwningOpRef<ModuleOp> partitionInChild(ModuleOp module) {
+    auto fail = [&](const Twine &why) {
+      module.emitError() << "the partitioning pipeline '" << pipeline
+                         << "' " << why;
+      return OwningOpRef<ModuleOp>();
+    };
+    SmallString<128> in, out, err;
+    for (auto [path, ext] : {std::pair(&in, "mlir"), std::pair(&out, "mlir"),
+                             std::pair(&err, "txt")})
+      if (llvm::sys::fs::createTemporaryFile("tv-shard", ext, *path))
+        return fail("cannot create a temporary file");
+    llvm::scope_exit cleanup([&] {
+      for (SmallString<128> *p : {&in, &out, &err})
+        llvm::sys::fs::remove(*p);
+    });
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(in, ec);
+      if (ec)
+        return fail("cannot write its input");
+      module.print(os, OpPrintingFlags().enableDebugInfo());
+    }
+    std::string self = llvm::sys::fs::getMainExecutable(
+        nullptr, (void *)&registerUpstreamDialects);
+    std::string pipe = "--pass-pipeline=" + pipeline;
+    SmallVector<StringRef> args = {self, "--mlir-print-debuginfo", pipe,
+                                   in, "-o", out};
+    std::optional<StringRef> redirects[] = {std::nullopt, std::nullopt,
+                                            StringRef(err)};
+    std::string msg;
+    int rc = llvm::sys::ExecuteAndWait(self, args, std::nullopt, redirects,
+                                       /*SecondsToWait=*/0,
+                                       /*MemoryLimit=*/0, &msg);
+    if (rc != 0) {
+      std::string first;
+      if (auto buf = llvm::MemoryBuffer::getFile(err))
+        first = (*buf)->getBuffer().split('\n').first.str();
+      return fail(rc < 0 ? "crashed inside MLIR (" + msg + ")"
+                         : "failed: " + first);
+    }
+    OwningOpRef<ModuleOp> result =
+        parseSourceFile<ModuleOp>(out.str(), &getContext());
+    if (!result)
+      return fail("printed a module tv cannot read back");
+    return result;
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> annotated;
+    for (auto f : module.getOps<func::FuncOp>())
+      if (!f.getOps<shard::ShardOp>().empty())
+        annotated.push_back(f);
+    if (annotated.empty()) {
+      module.emitError() << "no function annotated with shard.shard to "
+                            "validate";
+      return signalPassFailure();
+    }
+    // The partitioner, as the compiler would run it, on a copy, in a child
+    // tv-opt: Debian's MLIR has no assertions, and a partitioner that
+    // crashes on an input it mishandles must not take tv down with it.
+    OwningOpRef<ModuleOp> partitioned = partitionInChild(module);
+    if (!partitioned)
+      return signalPassFailure();
+    bool ok = true;
+    for (func::FuncOp f : annotated) {
+      OwningOpRef<ModuleOp> plan =
+          buildShardValidation(module, *partitioned, f.getSymName(), f.getLoc());
+      if (!plan) {
+        ok = false;
+        continue;
+      }
+      PassManager verify(&getContext(), ModuleOp::getOperationName());
+      buildVerifyPipeline(verify, TVVerifyOptions(), /*fold=*/true);
+      if (failed(verify.run(*plan))) {
+        f.emitError() << "shard-partition's output for @" << f.getSymName()
+                      << " is not proven a correct plan for it";
+        ok = false;
+      }
+    }
+    if (!ok)
+      signalPassFailure();
+    markAllAnalysesPreserved();
+  }
+};
+} // namespace
