@@ -28,6 +28,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -245,6 +246,11 @@ importShardPartition(llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
   if (partitionedFile.empty()) {
     emitError(fileLoc) << "--import-shard-partition needs --partitioned=FILE "
                           "(the output of shard-partition for this input)";
+    return {};
+  }
+  if (!llvm::sys::fs::exists(partitionedFile)) {
+    emitError(fileLoc) << "--partitioned: cannot open '" << partitionedFile
+                       << "'";
     return {};
   }
   OwningOpRef<ModuleOp> input = parseSourceFile<ModuleOp>(sourceMgr, ctx);
