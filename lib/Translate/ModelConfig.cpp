@@ -253,10 +253,7 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
                                           MLIRContext *ctx) {
   ctx->loadDialect<TVDialect>();
   if (failed(refuseShardImportOptions(
-          FileLineColLoc::get(ctx,
-                              sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
-                                  ->getBufferIdentifier(),
-                              0, 0),
+          inputFileLoc(sourceMgr, ctx),
           "import-model-config")))
     return {};
   std::optional<JsonInput> in = readJsonObject(sourceMgr, ctx, "model config");

@@ -239,10 +239,7 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
 static OwningOpRef<Operation *>
 importShardPartition(llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
   Location fileLoc =
-      FileLineColLoc::get(ctx,
-                          sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
-                              ->getBufferIdentifier(),
-                          0, 0);
+      inputFileLoc(sourceMgr, ctx);
   if (partitionedFile.empty()) {
     emitError(fileLoc) << "--import-shard-partition needs --partitioned=FILE "
                           "(the output of shard-partition for this input)";
@@ -266,11 +263,7 @@ void mlir::tv::registerShardImport() {
       "MLIR's shard-partition: an annotated function and its partitioned "
       "output (--partitioned) to a tv module",
       [](llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
-        Location loc = FileLineColLoc::get(
-            ctx,
-            sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
-                ->getBufferIdentifier(),
-            0, 0);
+        Location loc = inputFileLoc(sourceMgr, ctx);
         if (failed(refuseModelConfigOptions(loc, "import-shard-partition")))
           return OwningOpRef<Operation *>();
         return importShardPartition(sourceMgr, ctx);

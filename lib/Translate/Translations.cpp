@@ -49,8 +49,8 @@ llvm::ArrayRef<llvm::StringRef> mlir::tv::tvTranslationNames() {
   return names;
 }
 
-/// The input file, for diagnostics about the whole command.
-static Location inputLoc(llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
+Location mlir::tv::inputFileLoc(llvm::SourceMgr &sourceMgr,
+                                MLIRContext *ctx) {
   return FileLineColLoc::get(
       ctx,
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
@@ -72,7 +72,7 @@ void mlir::tv::registerTVTranslations() {
       "import-nnscaler-json",
       "nnScaler execution plan (verdict-plan-json/1) to a tv module",
       [](llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
-        if (failed(refuseModelConfigOptions(inputLoc(sourceMgr, ctx),
+        if (failed(refuseModelConfigOptions(inputFileLoc(sourceMgr, ctx),
                                             "import-nnscaler-json")))
           return OwningOpRef<Operation *>();
         return importNnScalerJson(sourceMgr, ctx);
@@ -80,7 +80,7 @@ void mlir::tv::registerTVTranslations() {
   static TranslateToMLIRRegistration jsonIn(
       "import-json-plan", "tv JSON plan interchange (docs/json-plan.md)",
       [](llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
-        if (failed(refuseModelConfigOptions(inputLoc(sourceMgr, ctx),
+        if (failed(refuseModelConfigOptions(inputFileLoc(sourceMgr, ctx),
                                             "import-json-plan")))
           return OwningOpRef<Operation *>();
         return importJsonPlan(sourceMgr, ctx);

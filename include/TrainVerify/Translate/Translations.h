@@ -9,9 +9,16 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
+namespace llvm {
+class SourceMgr;
+} // namespace llvm
+
 namespace mlir::tv {
 /// Registers every tv import and export with mlir-translate's registry.
 void registerTVTranslations();
+/// The location of an importer's input file, for diagnostics about it as a
+/// whole.
+Location inputFileLoc(llvm::SourceMgr &sourceMgr, MLIRContext *ctx);
 /// --import-shard-partition (ShardImport.cpp).
 void registerShardImport();
 /// The tv module that validates `partitioned` (shard-partition's output) as

@@ -150,16 +150,23 @@ static std::vector<SmallVector<int64_t>> groupsOf(Evaluator<D> &ev, OpT o,
   return out;
 }
 
+/// The sum of exp over one reduced group.
+template <typename D>
+static typename D::V sumExp(D &d, const Tensor<typename D::V> &x,
+                            ArrayRef<int64_t> group) {
+  typename D::V s = d.zero();
+  for (int64_t i : group)
+    s = d.add(s, d.exp(x.data[i]));
+  return s;
+}
+
 template <typename D>
 static EvalStatus evaluate(LogSumExpOp o, Evaluator<D> &ev) {
   D &d = ev.d;
   const Tensor<typename D::V> &x = *ev.in[0];
   Tensor<typename D::V> res = ev.make(ev.result());
   for (auto [r, group] : llvm::enumerate(groupsOf(ev, o, x, res.data.size()))) {
-    typename D::V s = d.zero();
-    for (int64_t i : group)
-      s = d.add(s, d.exp(x.data[i]));
-    res.data[r] = d.log(s);
+    res.data[r] = d.log(sumExp(d, x, group));
   }
   ev.out.push_back(std::move(res));
   return std::nullopt;
@@ -172,9 +179,7 @@ static EvalStatus evaluate(LogSumExpGradOp o, Evaluator<D> &ev) {
   const Tensor<typename D::V> &x = *ev.in[0], &g = *ev.in[1];
   Tensor<typename D::V> res = ev.make(x.shape);
   for (auto [r, group] : llvm::enumerate(groupsOf(ev, o, x, g.data.size()))) {
-    typename D::V s = d.zero();
-    for (int64_t i : group)
-      s = d.add(s, d.exp(x.data[i]));
+    typename D::V s = sumExp(d, x, group);
     for (int64_t i : group)
       res.data[i] = d.mul(g.data[r], d.div(d.exp(x.data[i]), s));
   }
@@ -249,21 +254,23 @@ OpStructure MaxOp::getStructure(unsigned) {
   return reduction(*this, getInput(), getDims(), getKeepdim(),
                    LoopKind::Normalized);
 }
-OpStructure MaxGradOp::getStructure(unsigned) {
-  OpStructure s = reduction(*this, getInput(), getDims(), getKeepdim(),
-                            LoopKind::Normalized);
-  s.result = loopsMap(s.loops.size(), getContext());
+/// The VJP of a reduction that reads its input: (x, dy) -> dx, every
+/// tensor over x's loops but dy, the reduced ones normalized.
+static OpStructure readingReductionGrad(Operation *op, Value x,
+                                        ArrayRef<int64_t> dims, bool keepdim) {
+  OpStructure s = reduction(op, x, dims, keepdim, LoopKind::Normalized);
+  s.result = loopsMap(s.loops.size(), op->getContext());
   return s;
+}
+OpStructure MaxGradOp::getStructure(unsigned) {
+  return readingReductionGrad(*this, getInput(), getDims(), getKeepdim());
 }
 OpStructure LogSumExpOp::getStructure(unsigned) {
   return reduction(*this, getInput(), getDims(), getKeepdim(),
                    LoopKind::Normalized);
 }
 OpStructure LogSumExpGradOp::getStructure(unsigned) {
-  OpStructure s = reduction(*this, getInput(), getDims(), getKeepdim(),
-                            LoopKind::Normalized);
-  s.result = loopsMap(s.loops.size(), getContext());
-  return s;
+  return readingReductionGrad(*this, getInput(), getDims(), getKeepdim());
 }
 OpStructure MeanGradOp::getStructure(unsigned) {
   return reduction(*this, getResult(), getDims(), getKeepdim(),
