@@ -15,6 +15,7 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%tv_obj", config.tv_obj_root))
 config.substitutions.append(("%tv_src", config.tv_src_root))
+config.substitutions.append(("%tv_plugin", os.path.join(config.tv_obj_root, "lib", "libTVPlugin.so")))
 config.substitutions.append(("%examples", os.path.join(config.tv_src_root, "examples")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
