@@ -112,6 +112,16 @@ const OpCase kOps[] = {
     %e = tv.exp %b : tensor<2x1xf32>
     %r = tv.div %m, %e : tensor<2x3xf32>, tensor<2x1xf32> -> tensor<2x3xf32>
     tv.output "r", %r : tensor<2x3xf32>)"},
+  {"abs", R"(%a = tv.input "a" : tensor<6xf32>
+    %n = tv.neg %a : tensor<6xf32>
+    %r = tv.abs %n : tensor<6xf32>
+    tv.output "r", %r : tensor<6xf32>)"},
+  {"iota", R"(%a = tv.input "a" : tensor<2x3xf32>
+    %i = tv.iota dim 1 offset 5 : tensor<2x3xf32>
+    %j = tv.iota dim 0 offset 0 : tensor<2x3xf32>
+    %s = tv.add %a, %i : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+    %r = tv.mul %s, %j : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+    tv.output "r", %r : tensor<2x3xf32>)"},
   {"mul_grad", R"(%a = tv.input "a" : tensor<2x3xf32>
     %b = tv.input "b" : tensor<2x3xf32>
     %g = tv.input "g" : tensor<2x3xf32>
@@ -257,6 +267,22 @@ TEST_P(SymbolicMatchesConcrete, OnRandomPoints) {
             << "] symbolic " << s[i] << " concrete " << t.data[i];
     }
   }
+}
+
+// tv.iota's values are positions (what linalg.index gives), not merely the
+// same on both sides.
+TEST(Iota, CountsAlongItsDimensionFromTheOffset) {
+  Program p(R"(%i = tv.iota dim 1 offset 5 : tensor<2x3xf32>
+    %j = tv.iota dim 0 offset 2 : tensor<2x3xf32>
+    tv.output "i", %i : tensor<2x3xf32>
+    tv.output "j", %j : tensor<2x3xf32>)");
+  ASSERT_TRUE(p.module);
+  RunState<double> conc = runConcrete(p.spec, Inputs());
+  std::map<std::string, std::vector<double>> got;
+  for (auto &[key, t] : conc.named)
+    got[key.second] = t.data;
+  EXPECT_EQ(got["i"], (std::vector<double>{5, 6, 7, 5, 6, 7}));
+  EXPECT_EQ(got["j"], (std::vector<double>{2, 2, 2, 3, 3, 3}));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllOps, SymbolicMatchesConcrete,

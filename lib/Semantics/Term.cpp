@@ -402,6 +402,7 @@ llvm::StringRef mlir::tv::sym::fnName(Fn f) {
   case Fn::Relu: return "relu";
   case Fn::Step: return "step";
   case Fn::Tanh: return "tanh";
+  case Fn::Abs: return "abs";
   case Fn::PowReal: return "pow";
   case Fn::NonZero: return "nonzero";
   case Fn::TopKGate: return "topk_gate";
@@ -481,6 +482,7 @@ double mlir::tv::sym::evalFn(Fn f, llvm::ArrayRef<double> a,
   case Fn::Relu: return a[0] > 0 ? a[0] : 0.0;
   case Fn::Step: return a[0] > 0 ? 1.0 : 0.0;
   case Fn::Tanh: return std::tanh(a[0]);
+  case Fn::Abs: return std::fabs(a[0]);
   case Fn::PowReal: return std::pow(a[0], a[1]);
   case Fn::NonZero: return a[0] != 0 ? 1.0 : 0.0;
   case Fn::TopKGate: {

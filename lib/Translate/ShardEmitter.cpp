@@ -26,6 +26,12 @@ LogicalResult Emitter::function(func::FuncOp f) {
          f.getLoc());
     name[arg] = n;
   }
+  unsigned ordinal = 0;
+  f.walk<WalkOrder::PreOrder>(
+      [&](tensor::EmptyOp e) {
+        emptyOf.push_back(e.getResult());
+        empties[e.getResult()] = ordinal++;
+      });
   return block(f.getBody().front(), nullptr);
 }
 
@@ -52,11 +58,22 @@ FailureOr<std::string> Emitter::use(Operation *op, Value v) {
                               "tensor is read other than as a matmul's "
                               "initial value (not modeled)",
            FailureOr<std::string>();
-  if (empties.contains(v)) {
-    op->emitError() << "shard-partition import: reads a tensor.empty, whose "
-                       "values are undefined (a result that depends on them "
-                       "cannot be proven)";
-    return failure();
+  if (auto e = empties.find(v); e != empties.end()) {
+    // Undefined values read: an input of their own. The importer ties the
+    // spec's to one process's (a witness), never the other way round
+    // (docs/shard.md, "Undefined values").
+    if (failed(checkTensor(op, v.getType())))
+      return failure();
+    auto [read, first] = emptyRead.try_emplace(e->second, emptyOf[e->second]);
+    if (!first)
+      return emptyName[e->second];
+    std::string n = fresh();
+    line(n + " = tv.input \"empty" + std::to_string(e->second) +
+             "\" : " + typeStr(v.getType()),
+         emptyOf[e->second].getLoc());
+    name[v] = n;
+    emptyName[e->second] = n;
+    return n;
   }
   op->emitError() << "shard-partition import: operand is not a tensor "
                      "value tv models";
@@ -73,6 +90,16 @@ std::optional<std::pair<StringRef, unsigned>> Emitter::scalarOp(Operation *op) {
     return std::make_pair(StringRef("exp"), 1u);
   if (isa<math::TanhOp>(op))
     return std::make_pair(StringRef("tanh"), 1u);
+  if (isa<math::LogOp>(op))
+    return std::make_pair(StringRef("log"), 1u);
+  if (isa<math::SqrtOp>(op))
+    return std::make_pair(StringRef("sqrt"), 1u);
+  if (isa<math::RsqrtOp>(op))
+    return std::make_pair(StringRef("rsqrt"), 1u);
+  // |x|: an uninterpreted function of x, so also sound for integers, whose
+  // abs wraps at the minimum value (docs/shard.md).
+  if (isa<math::AbsFOp, math::AbsIOp>(op))
+    return std::make_pair(StringRef("abs"), 1u);
   if (isa<arith::NegFOp>(op))
     return std::make_pair(StringRef("neg"), 1u);
   if (isa<arith::AddFOp>(op))
@@ -197,6 +224,18 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
           scalar[c] = (double)i.getInt(); // a ring constant
       } else
         r = unsupported(op);
+    } else if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(op) &&
+               op->getResult(0).getType().isIndex()) {
+      // Index arithmetic on process constants (a block's offset).
+      auto l = index.find(op->getOperand(0)), rr = index.find(op->getOperand(1));
+      if (l == index.end() || rr == index.end())
+        return op->emitError() << "shard-partition import: index arithmetic "
+                                  "on values other than process constants is "
+                                  "not modeled";
+      int64_t x = l->second, y = rr->second;
+      index[op->getResult(0)] = isa<arith::AddIOp>(op)   ? x + y
+                                : isa<arith::SubIOp>(op) ? x - y
+                                                         : x * y;
     } else if (isa<shard::ShardingOp>(op)) {
       continue;
     } else if (auto s = dyn_cast<shard::ShardOp>(op)) {
@@ -208,8 +247,8 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
         zeros.insert(s.getResult());
         continue;
       }
-      if (empties.contains(src)) {
-        empties.insert(s.getResult());
+      if (auto e = empties.find(src); e != empties.end()) {
+        empties[s.getResult()] = e->second;
         continue;
       }
       FailureOr<std::string> n = use(op, src);
@@ -217,8 +256,9 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
         return failure();
       name[s.getResult()] = *n;
     } else if (auto e = dyn_cast<tensor::EmptyOp>(op)) {
-      // Undefined values: only an init a fill overwrites may read them.
-      empties.insert(e.getResult());
+      // Undefined values (their ordinal is set in function()); read, they
+      // become an input.
+      continue;
     } else if (auto fill = dyn_cast<linalg::FillOp>(op)) {
       auto it = scalar.find(fill.getDpsInputs()[0]);
       if (it == scalar.end())
@@ -238,6 +278,8 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
       r = unaryOrBinary(op, "sigmoid", {s.getInput()}, s.getResult());
     } else if (auto t = dyn_cast<tosa::TanhOp>(op)) {
       r = unaryOrBinary(op, "tanh", {t.getInput()}, t.getResult());
+    } else if (auto a = dyn_cast<tosa::AbsOp>(op)) {
+      r = unaryOrBinary(op, "abs", {a.getInput1()}, a.getResult());
     } else if (auto e = dyn_cast<tosa::ExpOp>(op)) {
       r = unaryOrBinary(op, "exp", {e.getInput1()}, e.getResult());
     } else if (auto q = dyn_cast<shard::ProcessMultiIndexOp>(op)) {
@@ -300,6 +342,8 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
           fills[res] = fills[v];
         if (zeros.contains(v))
           zeros.insert(res);
+        else if (auto e = empties.find(v); e != empties.end())
+          empties[res] = e->second;
         else if (name.count(v))
           name[res] = name[v];
         else if (!filled)
@@ -343,6 +387,37 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
           " split " + std::to_string(aa.getSplitAxis().getSExtValue()) +
               " concat " + std::to_string(aa.getConcatAxis().getSExtValue()),
           aa.getInput(), aa.getGridAxes(), aa.getResult());
+    } else if (auto rs = dyn_cast<shard::ReduceScatterOp>(op)) {
+      if (rs.getReduction() != shard::ReductionKind::Sum)
+        return op->emitError() << "shard-partition import: a reduce_scatter "
+                                  "other than a sum is not modeled";
+      r = collective(op, "reduce_scatter",
+                     " dim " +
+                         std::to_string(rs.getScatterAxis().getSExtValue()),
+                     rs.getInput(), rs.getGridAxes(), rs.getResult());
+    } else if (isa<shard::BroadcastOp, shard::ReduceOp>(op)) {
+      // A root given by its multi-index in the group: its group index, the
+      // first listed axis major (tv's group order, the axes being in grid
+      // order).
+      auto b = dyn_cast<shard::BroadcastOp>(op);
+      auto red = dyn_cast<shard::ReduceOp>(op);
+      ArrayRef<int16_t> axes = b ? b.getGridAxes() : red.getGridAxes();
+      ArrayRef<int64_t> root = b ? b.getRoot() : red.getRoot();
+      if ((b ? !b.getRootDynamic().empty() : !red.getRootDynamic().empty()) ||
+          root.size() != axes.size())
+        return op->emitError() << "shard-partition import: a root that is "
+                                  "not a static index on every grid axis "
+                                  "is not modeled";
+      if (red && red.getReduction() != shard::ReductionKind::Sum)
+        return op->emitError() << "shard-partition import: a reduce other "
+                                  "than a sum is not modeled";
+      int64_t linear = 0;
+      for (auto [a, i] : llvm::zip(axes, root))
+        linear = linear * grid.sizes[a] + i;
+      r = collective(op, b ? "bcast" : "reduce",
+                     " root " + std::to_string(linear),
+                     b ? b.getInput() : red.getInput(), axes,
+                     op->getResult(0));
     } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
         FailureOr<std::string> n = use(op, v);

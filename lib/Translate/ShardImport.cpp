@@ -21,11 +21,15 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Dialect/Tosa/Transforms/Passes.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -36,6 +40,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::tv;
@@ -82,10 +87,13 @@ std::pair<int64_t, int64_t> blockOf(const Grid &grid, ArrayRef<int16_t> axes,
 }
 
 /// Lineages of one spec tensor (`name`, full shape) with `sharding`: one
-/// per distinct block, naming every process that holds it.
-LogicalResult lineagesOf(Operation *where, StringRef tensor,
-                         ArrayRef<int64_t> shape, shard::ShardingOp sharding,
-                         const Grid &grid, std::string &out) {
+/// per distinct block, naming every process that holds it, or with
+/// `witness` the first process that holds it and for which `witness` holds.
+LogicalResult
+lineagesOf(Operation *where, StringRef tensor, ArrayRef<int64_t> shape,
+           shard::ShardingOp sharding, const Grid &grid, std::string &out,
+           llvm::function_ref<bool(int64_t)> witness = nullptr,
+           Value local = nullptr) {
   SmallVector<SmallVector<int16_t>> split;
   if (sharding) {
     if (!sharding.getStaticShardedDimsOffsets().empty() ||
@@ -100,8 +108,11 @@ LogicalResult lineagesOf(Operation *where, StringRef tensor,
       split.emplace_back(axes.asArrayRef());
   }
   std::map<std::string, std::vector<int64_t>> holders;
+  auto localType = local ? dyn_cast<RankedTensorType>(local.getType())
+                         : RankedTensorType();
   for (int64_t p = 0; p < grid.numProcesses(); ++p) {
     std::string box = "[";
+    SmallVector<int64_t> blockShape;
     for (auto [d, size] : llvm::enumerate(shape)) {
       int64_t lo = 0, hi = size;
       if (d < split.size() && !split[d].empty()) {
@@ -114,10 +125,29 @@ LogicalResult lineagesOf(Operation *where, StringRef tensor,
         hi = lo + size / count;
       }
       box += (d ? ", " : "") + std::to_string(lo) + ":" + std::to_string(hi);
+      blockShape.push_back(hi - lo);
     }
-    holders[box + "]"].push_back(p);
+    // The partitioned program's local type must be the block the sharding
+    // gives the process: checked here, before any proof, and reported at
+    // the annotation.
+    if (localType && localType.getShape() != ArrayRef<int64_t>(blockShape)) {
+      InFlightDiagnostic diag =
+          where->emitError()
+          << "shard-partition import: '" << tensor << "' is " << localType
+          << " in the partitioned program, but its sharding gives process "
+          << p << " the block " << box << "] of shape [";
+      llvm::interleaveComma(blockShape, diag);
+      diag << "]";
+      diag.attachNote(local.getLoc()) << "the partitioned value";
+      return failure();
+    }
+    std::vector<int64_t> &procs = holders[box + "]"];
+    if (!witness || (procs.empty() && witness(p)))
+      procs.push_back(p);
   }
   for (auto &[box, procs] : holders) {
+    if (procs.empty())
+      continue;
     out += "tv.lineage #tv.lineage<\"" + tensor.str() + "\"" + box + " = ";
     for (auto [i, p] : llvm::enumerate(procs))
       out += (i ? " | [\"" : "[\"") + tensor.str() + "\":" + std::to_string(p) +
@@ -128,13 +158,20 @@ LogicalResult lineagesOf(Operation *where, StringRef tensor,
 }
 
 /// The sharding a value is annotated with: the first shard.shard of it (not
-/// for its users) for an argument; the shard.shard producing it for a result.
+/// for its users), else the first for its users (an argument annotated only
+/// for its users is partitioned so), for an argument; the shard.shard
+/// producing it for a result. The local types of the partitioned program
+/// are checked against the blocks this implies.
 shard::ShardingOp argSharding(Value arg) {
+  shard::ShardingOp forUsers;
   for (Operation *u : arg.getUsers())
-    if (auto s = dyn_cast<shard::ShardOp>(u))
+    if (auto s = dyn_cast<shard::ShardOp>(u)) {
       if (!s.getAnnotateForUsers())
         return s.getSharding().getDefiningOp<shard::ShardingOp>();
-  return {};
+      if (!forUsers)
+        forUsers = s.getSharding().getDefiningOp<shard::ShardingOp>();
+    }
+  return forUsers;
 }
 shard::ShardingOp resultSharding(Value v) {
   shard::ShardingOp found;
@@ -148,10 +185,51 @@ shard::ShardingOp resultSharding(Value v) {
 
 } // namespace
 
+/// tosa lowered to linalg by upstream's own patterns (those of
+/// tosa-to-linalg), on a copy: the import then reads one form
+/// (linalg.generic / reduce with arith and math bodies) for tosa's
+/// elementwise ops and reductions. `abs`, `sigmoid`, `tanh` and `exp` stay
+/// tosa and are read directly as tv's functions: lowered, integer `abs`
+/// becomes a max of wrapped integers, which is not a polynomial identity
+/// (docs/shard.md). A tosa op without a pattern stays, and the import
+/// names it.
+static OwningOpRef<ModuleOp> normalized(ModuleOp module, Location fileLoc) {
+  MLIRContext *ctx = module.getContext();
+  // What the patterns create (already loaded inside a pass, whose dependent
+  // dialects these are).
+  ctx->loadDialect<linalg::LinalgDialect, arith::ArithDialect,
+                   math::MathDialect, tensor::TensorDialect>();
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  TypeConverter converter;
+  tosa::populateTosaTypeConversion(converter);
+  RewritePatternSet patterns(ctx);
+  tosa::populateTosaToLinalgConversionPatterns(converter, &patterns);
+  ConversionTarget target(*ctx);
+  target.addLegalDialect<linalg::LinalgDialect, arith::ArithDialect,
+                         math::MathDialect, tensor::TensorDialect,
+                         shard::ShardDialect, scf::SCFDialect,
+                         func::FuncDialect>();
+  target.addLegalOp<tosa::AbsOp, tosa::SigmoidOp, tosa::TanhOp, tosa::ExpOp>();
+  FrozenRewritePatternSet frozen(std::move(patterns));
+  for (auto f : copy->getOps<func::FuncOp>())
+    if (failed(applyPartialConversion(f, target, frozen))) {
+      emitError(fileLoc) << "shard-partition import: upstream's tosa-to-linalg "
+                            "patterns failed on @"
+                         << f.getSymName();
+      return {};
+    }
+  return copy;
+}
+
 OwningOpRef<ModuleOp>
 mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
                                StringRef function, Location fileLoc) {
-  ModuleOp *input = &inputModule, *part = &partModule;
+  OwningOpRef<ModuleOp> inputCopy = normalized(inputModule, fileLoc);
+  OwningOpRef<ModuleOp> partCopy = normalized(partModule, fileLoc);
+  if (!inputCopy || !partCopy)
+    return {};
+  ModuleOp inputNorm = *inputCopy, partNorm = *partCopy;
+  ModuleOp *input = &inputNorm, *part = &partNorm;
   MLIRContext *ctx = inputModule.getContext();
   // One grid; one function (or the one named), of the same name in both.
   SmallVector<shard::GridOp> grids(input->getOps<shard::GridOp>());
@@ -196,6 +274,42 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
     grid.sizes.push_back(s);
   }
 
+  // The shardings first: what tv does not model (uneven shards, halos) is
+  // named before any op of the partitioned program is read.
+  std::string lineages;
+  for (auto [i, arg] : llvm::enumerate(spec.getArguments())) {
+    shard::ShardingOp sharding = argSharding(arg);
+    if (failed(lineagesOf(sharding ? sharding.getOperation()
+                                   : spec.getOperation(),
+                          "arg" + std::to_string(i),
+                          cast<RankedTensorType>(arg.getType()).getShape(),
+                          sharding, grid, lineages, nullptr,
+                          i < plan.getNumArguments() ? plan.getArgument(i)
+                                                     : Value())))
+      return {};
+  }
+  if (plan.getNumArguments() != spec.getNumArguments() ||
+      plan.getNumResults() != spec.getNumResults()) {
+    plan.emitError() << "shard-partition import: the partitioned @"
+                     << plan.getSymName() << " has " << plan.getNumArguments()
+                     << " arguments and " << plan.getNumResults()
+                     << " results, the input " << spec.getNumArguments()
+                     << " and " << spec.getNumResults();
+    return {};
+  }
+  auto ret = cast<func::ReturnOp>(spec.getBody().front().getTerminator());
+  auto planRet = cast<func::ReturnOp>(plan.getBody().front().getTerminator());
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    shard::ShardingOp sharding = resultSharding(v);
+    if (failed(lineagesOf(sharding ? sharding.getOperation() : ret.getOperation(),
+                          "out" + std::to_string(i),
+                          cast<RankedTensorType>(v.getType()).getShape(),
+                          sharding, grid, lineages, nullptr,
+                          i < planRet.getNumOperands() ? planRet.getOperand(i)
+                                                       : Value())))
+      return {};
+  }
+
   std::string text = "tv.mesh @mesh axes [";
   for (size_t i = 0; i < grid.sizes.size(); ++i)
     text += (i ? ", \"" : "\"") + Grid::axis(i) + "\"";
@@ -203,31 +317,44 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
   for (auto [i, s] : llvm::enumerate(grid.sizes))
     text += (i ? ", " : "") + std::to_string(s);
   text += "]\ntv.spec @spec {\n";
+  std::map<unsigned, Value> specEmpties;
   {
     Emitter e(grid, -1, text);
     if (failed(e.function(spec)))
       return {};
+    specEmpties = e.readEmpties();
   }
   text += "}\ntv.plan @plan mesh @mesh micro_batches 1 {\n";
+  std::map<unsigned, std::set<int64_t>> planEmpties;
   for (int64_t p = 0; p < grid.numProcesses(); ++p) {
     text += "  tv.rank_program [" + std::to_string(p) + "] {\n";
     Emitter e(grid, p, text);
     if (failed(e.function(plan)))
       return {};
+    for (auto &[k, v] : e.readEmpties())
+      planEmpties[k].insert(p);
     text += "  }\n";
   }
-  text += "}\n";
-  for (auto [i, arg] : llvm::enumerate(spec.getArguments()))
-    if (failed(lineagesOf(spec, "arg" + std::to_string(i),
-                          cast<RankedTensorType>(arg.getType()).getShape(),
-                          argSharding(arg), grid, text)))
-      return {};
-  auto ret = cast<func::ReturnOp>(spec.getBody().front().getTerminator());
-  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-    if (failed(lineagesOf(ret, "out" + std::to_string(i),
+
+  text += "}\n" + lineages;
+  std::string witnesses;
+  // Undefined values (tensor.empty) read by the input are existential: the
+  // partitioned program is correct if, whatever values its own empties
+  // hold, some values of the input's make the results equal. Ordinal K of
+  // the input is given the values of ordinal K of the first process that
+  // holds its block and reads it: a witness, so a proof is sound whichever
+  // is chosen (docs/shard.md, "Undefined values").
+  for (auto &[k, v] : specEmpties) {
+    const std::set<int64_t> &readers = planEmpties[k];
+    if (failed(lineagesOf(v.getDefiningOp() ? v.getDefiningOp()
+                                            : spec.getOperation(),
+                          "empty" + std::to_string(k),
                           cast<RankedTensorType>(v.getType()).getShape(),
-                          resultSharding(v), grid, text)))
+                          argSharding(v), grid, witnesses,
+                          [&](int64_t p) { return readers.count(p) > 0; })))
       return {};
+  }
+  text += witnesses;
   ctx->loadDialect<TVDialect>();
   OwningOpRef<ModuleOp> out = parseSourceString<ModuleOp>(text, ctx, "shard");
   if (!out)
@@ -250,6 +377,9 @@ importShardPartition(llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
                        << "'";
     return {};
   }
+  // Diagnostics on the pair's ops point at their source lines; the op's
+  // generic form after each (mlir-translate's default) would only repeat it.
+  ctx->printOpOnDiagnostic(false);
   OwningOpRef<ModuleOp> input = parseSourceFile<ModuleOp>(sourceMgr, ctx);
   OwningOpRef<ModuleOp> part = parseSourceFile<ModuleOp>(partitionedFile, ctx);
   if (!input || !part)

@@ -14,6 +14,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <map>
 #include <string>
 
 namespace mlir::tv::shardimport {
@@ -68,6 +69,10 @@ public:
 
   LogicalResult function(func::FuncOp f);
 
+  /// The `tensor.empty` ops whose values the function reads (by ordinal in
+  /// program order), each an input "empty<K>" of the translated program.
+  const std::map<unsigned, Value> &readEmpties() const { return emptyRead; }
+
 private:
   LogicalResult checkTensor(Operation *op, Type t);
 
@@ -120,7 +125,13 @@ private:
   DenseMap<Value, std::string> name;
   DenseMap<Value, double> scalar;
   DenseMap<Value, int64_t> index;
-  DenseSet<Value> zeros, empties;
+  DenseSet<Value> zeros;
+  /// Undefined values: a `tensor.empty` (or an annotation of one) and the
+  /// ordinal of that op in the function.
+  DenseMap<Value, unsigned> empties;
+  std::map<unsigned, Value> emptyRead;
+  SmallVector<Value> emptyOf;
+  DenseMap<unsigned, std::string> emptyName;
   DenseMap<Value, double> fills;
 };
 

@@ -122,9 +122,52 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
   // A reduction's combiner, if any, is the yielded op.
   Operation *combiner =
       llvm::is_contained(reduction, true) ? yielded.getDefiningOp() : nullptr;
+  // Positions: linalg.index and index arithmetic on it with process
+  // constants, then cast to a number (exact: tv.iota's positions are below
+  // 2^24). A cast of anything else (integer data) is not modeled: integer
+  // data is proven as polynomials, which a conversion to floats would break.
+  DenseSet<Value> positions;
+  auto constOf = [&](Value v) -> std::optional<double> {
+    if (auto c = scalar.find(v); c != scalar.end())
+      return c->second;
+    if (auto c = index.find(v); c != index.end())
+      return (double)c->second;
+    return std::nullopt;
+  };
   for (Operation &b : body.without_terminator()) {
     if (&b == combiner)
       continue;
+    if (auto c = dyn_cast<arith::ConstantOp>(b)) {
+      // A scalar constant of the body (tosa-to-linalg puts them there).
+      if (auto f = dyn_cast<FloatAttr>(c.getValue()))
+        scalar[c] = f.getValueAsDouble();
+      else if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+        scalar[c] = (double)i.getInt();
+      else
+        return b.emitError() << "shard-partition import: a constant that "
+                                "is not a scalar is not modeled";
+      continue;
+    }
+    if (auto ix = dyn_cast<linalg::IndexOp>(b)) {
+      std::string r = fresh();
+      line(r + " = tv.iota dim " + std::to_string(ix.getDim()) +
+               " offset 0 : " + full,
+           b.getLoc());
+      vals[ix.getResult()] = r;
+      positions.insert(ix.getResult());
+      continue;
+    }
+    if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::SIToFPOp,
+            arith::UIToFPOp>(b)) {
+      Value from = b.getOperand(0);
+      if (!positions.contains(from))
+        return b.emitError() << "shard-partition import: '" << b.getName()
+                             << "' of a value other than a position "
+                                "(linalg.index) is not modeled";
+      vals[b.getResult(0)] = vals[from];
+      positions.insert(b.getResult(0));
+      continue;
+    }
     if (llvm::is_contained(b.getOperands(), acc))
       return b.emitError() << "shard-partition import: the accumulator "
                               "read other than by the reduction's combiner "
@@ -133,6 +176,14 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
     if (!k || b.getNumResults() != 1)
       return b.emitError() << "shard-partition import: '" << b.getName()
                            << "' in a structured op's body is not modeled";
+    // Index arithmetic on a position (an offset added) stays a position.
+    if (b.getResult(0).getType().isIndex() &&
+        (!isa<arith::AddIOp, arith::SubIOp>(b) ||
+         !llvm::any_of(b.getOperands(),
+                       [&](Value v) { return positions.contains(v); })))
+      return b.emitError() << "shard-partition import: index arithmetic "
+                              "other than adding to a position is not "
+                              "modeled";
     std::string r = fresh();
     if (k->second == 1) {
       auto it = vals.find(b.getOperand(0));
@@ -144,29 +195,36 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
     } else {
       Value x = b.getOperand(0), y = b.getOperand(1);
       auto vx = vals.find(x), vy = vals.find(y);
-      auto cx = scalar.find(x), cy = scalar.find(y);
+      std::optional<double> cx = constOf(x), cy = constOf(y);
       StringRef name = k->first;
       if (vx != vals.end() && vy != vals.end()) {
         line(r + " = tv." + name.str() + " " + vx->second + ", " + vy->second +
                  " : " + full + ", " + full + " -> " + full,
              b.getLoc());
-      } else if (vx != vals.end() && cy != scalar.end()) {
+      } else if (vx != vals.end() && cy) {
         // t op c
         StringRef scalarOp = name == "add"   ? "add_scalar"
                              : name == "sub" ? "sub_scalar"
                              : name == "mul" ? "scale"
                                              : "div_scalar";
         line(r + " = tv." + scalarOp.str() + " " + vx->second + ", " +
-                 num(cy->second) + " : " + full,
+                 num(*cy) + " : " + full,
              b.getLoc());
-      } else if (cx != scalar.end() && vy != vals.end() &&
+      } else if (cx && vy != vals.end() && name == "div") {
+        // c / t = c * t^-1
+        std::string inv = *cx == 1.0 ? r : fresh();
+        line(inv + " = tv.pow " + vy->second + ", -1.0 : " + full, b.getLoc());
+        if (*cx != 1.0)
+          line(r + " = tv.scale " + inv + ", " + num(*cx) + " : " + full,
+               b.getLoc());
+      } else if (cx && vy != vals.end() &&
                  (name == "add" || name == "mul" || name == "sub")) {
         // c op t
         StringRef scalarOp = name == "add"   ? "add_scalar"
                              : name == "mul" ? "scale"
                                              : "rsub_scalar";
         line(r + " = tv." + scalarOp.str() + " " + vy->second + ", " +
-                 num(cx->second) + " : " + full,
+                 num(*cx) + " : " + full,
              b.getLoc());
       } else {
         return b.emitError() << "shard-partition import: operands of '"
@@ -174,6 +232,8 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
       }
     }
     vals[b.getResult(0)] = r;
+    if (b.getResult(0).getType().isIndex())
+      positions.insert(b.getResult(0));
   }
   // Reduce, then the output's order.
   SmallVector<int64_t> redDims, kept;

@@ -427,3 +427,17 @@ tv.spec @s {
   // expected-error @+1 {{'tv.copy' op operand #0 must be ranked tensor of floating-point or signless integer values}}
   %0 = tv.copy %x : tensor<4xcomplex<f32>>
 }
+
+// -----
+
+tv.spec @s {
+  // expected-error @+1 {{'tv.iota' op dim 2 is not a dimension of a rank-2 result}}
+  %0 = tv.iota dim 2 offset 0 : tensor<2x3xf32>
+}
+
+// -----
+
+tv.spec @s {
+  // expected-error @+1 {{'tv.iota' op positions 16777215 to 16777218 are not exact in f32}}
+  %0 = tv.iota dim 1 offset 16777215 : tensor<2x3xf32>
+}

@@ -6,8 +6,8 @@
 // RUN: tv-opt %tv_src/../shared/shard/pairs/12_tp_mlp_fwd_bwd/input.mlir --tv-validate-shard-partition -o /dev/null 2>&1 | FileCheck %s --check-prefix=PROVEN
 // What is not modeled fails the pass, by name (the pipeline is the pair's
 // own: no propagation).
-// RUN: not tv-opt %tv_src/../shared/shard/pairs/14_uneven_offsets/input.mlir '--tv-validate-shard-partition=pipeline=builtin.module(func.func(shard-partition))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=ABS
-// ABS: input.mlir:11:8: error: shard-partition import: 'tosa.abs' is not modeled
+// RUN: not tv-opt %tv_src/../shared/shard/pairs/14_uneven_offsets/input.mlir '--tv-validate-shard-partition=pipeline=builtin.module(func.func(shard-partition))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNEVEN
+// UNEVEN: input.mlir:7:8: error: shard-partition import: uneven shards (sharded_dims_offsets) are not modeled
 // With propagation first, Debian's MLIR 22 crashes on this input (uneven
 // shards); the partitioner runs in a child tv-opt, so tv reports it and
 // exits 3 instead of crashing.

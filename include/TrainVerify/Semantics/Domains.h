@@ -54,6 +54,7 @@ struct SymDomain {
   V relu(V a) { return c.app(sym::Fn::Relu, {a}); }
   V step(V a) { return c.app(sym::Fn::Step, {a}); }
   V tanh(V a) { return c.app(sym::Fn::Tanh, {a}); }
+  V abs(V a) { return c.app(sym::Fn::Abs, {a}); }
   V nonzero(V a) { return c.app(sym::Fn::NonZero, {a}); }
   V powc(V a, double k) {
     if (!std::isfinite(k))
@@ -103,6 +104,7 @@ struct ConcreteDomain {
   V relu(V a) { return a > 0 ? a : 0.0; }
   V step(V a) { return a > 0 ? 1.0 : 0.0; }
   V tanh(V a) { return std::tanh(a); }
+  V abs(V a) { return std::fabs(a); }
   V nonzero(V a) { return a != 0 ? 1.0 : 0.0; }
   V powc(V a, double k) {
     if (k == std::floor(k) && std::fabs(k) <= 64) {

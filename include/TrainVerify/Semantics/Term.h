@@ -56,6 +56,7 @@ enum class Fn : uint8_t {
   Relu,      // uninterpreted
   Step,      // uninterpreted: x > 0 ? 1 : 0
   Tanh,      // uninterpreted
+  Abs,       // uninterpreted: |x| (any function of x, see docs/shard.md)
   PowReal,   // uninterpreted: x ** c for non-integer c (c is the 2nd arg)
   NonZero,   // uninterpreted: x != 0 ? 1 : 0
   TopKGate,  // uninterpreted: aux = {k, e}; args = logits row

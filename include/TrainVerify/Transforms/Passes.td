@@ -6,6 +6,9 @@ include "mlir/Pass/PassBase.td"
 
 def TVCheckLineage : Pass<"tv-check-lineage", "::mlir::ModuleOp"> {
   let summary = "Checks every lineage against the spec and the plan";
+  // Every tv pass reads tv ops and the dialect's phase clock, also on a
+  // module that has none yet.
+  let dependentDialects = ["::mlir::tv::TVDialect"];
   let description = [{
     Each lineage must name a spec tensor that holds its slice and plan tensors
     that exist on their ranks with the slice's shape; slices of one tensor
@@ -15,6 +18,9 @@ def TVCheckLineage : Pass<"tv-check-lineage", "::mlir::ModuleOp"> {
 
 def TVSSACanonicalize : Pass<"tv-ssa-canonicalize", "::mlir::ModuleOp"> {
   let summary = "Puts spec and plan programs into canonical SSA form";
+  // Every tv pass reads tv ops and the dialect's phase clock, also on a
+  // module that has none yet.
+  let dependentDialects = ["::mlir::tv::TVDialect"];
   let description = [{
     In-place accumulation buffers (`tv.accumulate` / `tv.buffer_read`) become
     explicit versions (chains of `tv.add`); identities and redundant copies
@@ -30,6 +36,9 @@ def TVSSACanonicalize : Pass<"tv-ssa-canonicalize", "::mlir::ModuleOp"> {
 
 def TVStagePartition : Pass<"tv-stage-partition", "::mlir::ModuleOp"> {
   let summary = "Cuts spec and plan into stages at lineage-carrying tensors";
+  // Every tv pass reads tv ops and the dialect's phase clock, also on a
+  // module that has none yet.
+  let dependentDialects = ["::mlir::tv::TVDialect"];
   let description = [{
     For every spec tensor with a lineage that is computed (not an input),
     outlines a `tv.stage` holding the smallest spec and plan sub-programs that
@@ -88,6 +97,9 @@ def TVFoldSymmetry : Pass<"tv-fold-symmetry", "::mlir::tv::StageOp"> {
 
 def TVShapeReduce : Pass<"tv-shape-reduce", "::mlir::ModuleOp"> {
   let summary = "Shrinks each stage's tensor shapes, keeping its structure";
+  // Every tv pass reads tv ops and the dialect's phase clock, also on a
+  // module that has none yet.
+  let dependentDialects = ["::mlir::tv::TVDialect"];
   let description = [{
     Per stage, an integer program solved with Z3's optimizer picks the
     smallest dimension sizes that keep every op well typed, keep shard
@@ -110,6 +122,9 @@ def TVShapeReduce : Pass<"tv-shape-reduce", "::mlir::ModuleOp"> {
 
 def TVVerify : Pass<"tv-verify", "::mlir::ModuleOp"> {
   let summary = "Proves every stage with normalization and Z3";
+  // Every tv pass reads tv ops and the dialect's phase clock, also on a
+  // module that has none yet.
+  let dependentDialects = ["::mlir::tv::TVDialect"];
   let description = [{
     Symbolically executes both sides of every stage over the reals, proves
     guarantees by normalization where the normal forms coincide and asks Z3
@@ -140,6 +155,9 @@ def TVVerify : Pass<"tv-verify", "::mlir::ModuleOp"> {
 
 def TVInterpret : Pass<"tv-interpret", "::mlir::ModuleOp"> {
   let summary = "Runs spec and plan on random inputs and checks every lineage";
+  // Every tv pass reads tv ops and the dialect's phase clock, also on a
+  // module that has none yet.
+  let dependentDialects = ["::mlir::tv::TVDialect"];
   let description = [{
     Concrete double-precision interpreter: draws the spec inputs from a seed,
     derives the plan inputs from their lineages, runs both programs and checks
@@ -155,6 +173,9 @@ def TVInterpret : Pass<"tv-interpret", "::mlir::ModuleOp"> {
 
 def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
   let summary = "Injects one of the known bug classes into a correct plan (testing)";
+  // Every tv pass reads tv ops and the dialect's phase clock, also on a
+  // module that has none yet.
+  let dependentDialects = ["::mlir::tv::TVDialect"];
   let description = [{
     Mutates the plan deterministically, for checking that tv catches each
     class of real distributed-training bug. `bug` is one of:

@@ -53,6 +53,19 @@ LogicalResult BroadcastOp::verify() {
   return success();
 }
 
+LogicalResult IotaOp::verify() {
+  int64_t rank = shapeOf(getResult()).size();
+  if (getDim() < 0 || getDim() >= rank)
+    return emitOpError() << "dim " << getDim() << " is not a dimension of a "
+                         << "rank-" << rank << " result";
+  // Positions are exact in f32 below 2^24.
+  int64_t last = getOffset() + shapeOf(getResult())[getDim()];
+  if (getOffset() < 0 || last > (int64_t(1) << 24))
+    return emitOpError() << "positions " << getOffset() << " to " << last
+                         << " are not exact in f32";
+  return success();
+}
+
 OpFoldResult BroadcastOp::fold(FoldAdaptor) {
   if (isNamed(getResult()))
     return {};
@@ -162,6 +175,21 @@ TV_UNARY(SiluOp, d.mul(x, d.sigmoid(x)))
 TV_UNARY(GeluOp, d.gelu(x))
 TV_UNARY(ReluOp, d.relu(x))
 TV_UNARY(TanhOp, d.tanh(x))
+TV_UNARY(AbsOp, d.abs(x))
+
+template <typename D> static EvalStatus evaluate(IotaOp op, Evaluator<D> &ev) {
+  D &d = ev.d;
+  Shape rs = ev.result();
+  Tensor<typename D::V> res = ev.make(rs);
+  int64_t dim = op.getDim(), inner = 1;
+  for (size_t k = dim + 1; k < rs.size(); ++k)
+    inner *= rs[k];
+  for (size_t i = 0; i < res.data.size(); ++i)
+    res.data[i] = d.cst(double((int64_t(i) / inner) % rs[dim] + op.getOffset()));
+  ev.out.push_back(std::move(res));
+  return std::nullopt;
+}
+TV_EVALUATE_BY_TEMPLATE(IotaOp)
 TV_UNARY(CopyOp, x)
 #undef TV_UNARY
 
@@ -281,6 +309,14 @@ TV_ELEMENTWISE(SiluOp)
 TV_ELEMENTWISE(GeluOp)
 TV_ELEMENTWISE(ReluOp)
 TV_ELEMENTWISE(TanhOp)
+TV_ELEMENTWISE(AbsOp)
+
+// Parallel but for the counted dimension, which keeps its size.
+OpStructure IotaOp::getStructure(unsigned) {
+  OpStructure s = elementwiseStructure(*this);
+  s.loops[getDim()] = LoopKind::Pinned;
+  return s;
+}
 TV_ELEMENTWISE(CopyOp)
 TV_ELEMENTWISE(ExpGradOp)
 TV_ELEMENTWISE(LogGradOp)

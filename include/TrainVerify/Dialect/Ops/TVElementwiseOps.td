@@ -81,6 +81,7 @@ def TV_SiluOp : TV_UnaryOp<"silu", "x * sigmoid(x)">;
 def TV_GeluOp : TV_UnaryOp<"gelu", "x * Phi(x) (exact, erf form)">;
 def TV_ReluOp : TV_UnaryOp<"relu", "max(x, 0)">;
 def TV_TanhOp : TV_UnaryOp<"tanh", "tanh(x)">;
+def TV_AbsOp : TV_UnaryOp<"abs", "|x|">;
 
 def TV_CopyOp : TV_ComputeOp<"copy", [
       DeclareOpInterfaceMethods<TV_StructuredOpInterface>,
@@ -101,6 +102,24 @@ def TV_BroadcastOp : TV_ComputeOp<"broadcast", [
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+}
+
+def TV_IotaOp : TV_ComputeOp<"iota", [
+      DeclareOpInterfaceMethods<TV_StructuredOpInterface>,
+      Pure]> {
+  let summary = "Positions along one dimension";
+  let description = [{
+    `result[i_0, ..., i_n] = i_dim + offset`: each element's index along
+    `dim`, counted from `offset` (the global position of a block that starts
+    at `offset`, as MLIR's `linalg.index` gives inside a partitioned
+    program plus the offset the partitioner must add). The dimension is
+    pinned: shape reduction keeps its size, so that positions and offsets
+    stay those of the program.
+  }];
+  let arguments = (ins I64Attr:$dim, I64Attr:$offset);
+  let results = (outs TV_FloatTensor:$result);
+  let assemblyFormat = "`dim` $dim `offset` $offset attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 class TV_UnaryGradOp<string mnemonic, string sem>
