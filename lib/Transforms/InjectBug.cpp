@@ -249,7 +249,19 @@ void InjectBugPass::runOnOperation() {
                            [](StringRef n) { return n.ends_with(".grad"); });
     };
   } else {
-    module.emitError() << "unknown bug class '" << b << "'";
+    static const char *const classes[] = {
+        "missing-allreduce",   "dropped-allreduce",
+        "allreduce-as-allgather", "allgather-as-allreduce",
+        "missing-bw-reduce",   "wrong-pp-peer",
+        "rank-add-const",      "multi-rank-add-const",
+        "rank-pow-exponent",   "bw-wrong-input",
+        "bw-swapped-outputs",  "rank-scale",
+        "multi-rank-scale",    "early-grad-reduce",
+        "grad-scale-mb",       "sp-missing-norm-grad-reduce",
+        "ep-double-reduce",    "zero-wrong-shard"};
+    InFlightDiagnostic d = module.emitError()
+                           << "unknown bug class '" << b << "'; the classes are ";
+    llvm::interleaveComma(classes, d);
     return signalPassFailure();
   }
 

@@ -49,7 +49,8 @@ void InterpretPass::runOnOperation() {
           .push_back(lin.attr);
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     temp = StageOp::create(b, module.getLoc(), "whole_program",
-                           b.getArrayAttr(assumes), b.getArrayAttr(guarantees));
+                           b.getArrayAttr(assumes), b.getArrayAttr(guarantees),
+                           /*full_guarantees=*/ArrayAttr());
     Block *body = new Block();
     temp.getBody().push_back(body);
     b.setInsertionPointToStart(body);

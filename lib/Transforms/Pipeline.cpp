@@ -26,6 +26,10 @@ struct VerifyPipelineOptions
   Option<std::string> smtlibDir{
       *this, "smtlib-dir",
       llvm::cl::desc("Write each stage's query as SMT-LIB 2 here")};
+  Option<std::string> extractDir{
+      *this, "extract-dir",
+      llvm::cl::desc("Write each stage that is not proven here, as a "
+                     "module that re-verifies alone and as a picture")};
   Option<std::string> onlyStage{
       *this, "only-stage",
       llvm::cl::desc("Verify only this stage, by index or name")};
@@ -67,6 +71,7 @@ void mlir::tv::registerTVPipelines() {
         v.statsFile = o.statsFile;
         v.smtlibDir = o.smtlibDir;
         v.onlyStage = o.onlyStage;
+        v.extractDir = o.extractDir;
         v.dropStages = !o.keepStages;
         buildVerifyPipeline(pm, v, o.fold);
       });

@@ -68,6 +68,10 @@ struct ShapeReducePass : public tv::impl::TVShapeReduceBase<ShapeReducePass> {
         ok = false;
         continue;
       }
+      // The boxes before reduction, for the reports (kept if an earlier
+      // reduction recorded them).
+      if (!stage.getFullGuaranteesAttr())
+        stage.setFullGuaranteesAttr(stage.getGuaranteesAttr());
       std::string key = canonicalStageKey(stage);
       auto it = solved.find(key);
       if (it != solved.end()) {

@@ -374,7 +374,8 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
   std::string stageName = "stage" + std::to_string(index) + "_" +
                           sanitize(d.target);
   auto stage = StageOp::create(b, loc, stageName, b.getArrayAttr(assumes),
-                               b.getArrayAttr(guarantees));
+                               b.getArrayAttr(guarantees),
+                               /*full_guarantees=*/ArrayAttr());
   Block *stageBody = new Block();
   stage.getBody().push_back(stageBody);
   b.setInsertionPointToStart(stageBody);

@@ -7,6 +7,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
 #include <atomic>
@@ -27,8 +28,51 @@ struct VerifyPass : public tv::impl::TVVerifyBase<VerifyPass> {
   void writeStats(StringRef result, size_t stages, size_t proven,
                   size_t failed, size_t unknown, size_t byNorm,
                   size_t bySolver, size_t memoHits, double verifySecs);
+  void extract(StageOp stage, const StageResult &result);
+  /// Each stage that is not proven: name, outcome, location, message.
+  llvm::json::Array failing;
 };
 } // namespace
+
+/// A stage that is not proven, alone: a module with the mesh and the stage
+/// (locations kept), which `tv-opt FILE --tv-verify` re-verifies, and its
+/// picture (Graphviz; SVG when `dot` is installed).
+void VerifyPass::extract(StageOp stage, const StageResult &result) {
+  SmallString<128> base(extractDir);
+  llvm::sys::path::append(base, stage.getSymName());
+  OpBuilder b(stage.getContext());
+  OwningOpRef<ModuleOp> alone = ModuleOp::create(stage.getLoc());
+  b.setInsertionPointToEnd(alone->getBody());
+  if (MeshOp mesh = stage.getPlan().getMeshOp())
+    b.clone(*mesh);
+  b.clone(*stage);
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream os((base + ".mlir").str(), ec);
+    if (ec) {
+      stage.emitWarning() << "extract-dir: cannot write " << base << ".mlir: "
+                          << ec.message();
+      return;
+    }
+    os << "// tv: " << result.headline
+       << "\n// Re-verify alone: tv-opt " << llvm::sys::path::filename(base)
+       << ".mlir --tv-verify\n";
+    alone->print(os, OpPrintingFlags().enableDebugInfo(/*enable=*/true,
+                                                         /*pretty=*/false));
+    os << "\n";
+  }
+  {
+    llvm::raw_fd_ostream os((base + ".dot").str(), ec);
+    if (ec)
+      return;
+    writeStageDot(stage, result, os);
+  }
+  if (llvm::ErrorOr<std::string> dot = llvm::sys::findProgramByName("dot")) {
+    std::string in = (base + ".dot").str(), out = (base + ".svg").str();
+    StringRef args[] = {*dot, "-Tsvg", in, "-o", out};
+    llvm::sys::ExecuteAndWait(*dot, args, std::nullopt, {}, /*Seconds=*/30);
+  }
+}
 
 /// Stages folded by --tv-fold-symmetry and the coordinates they stand for
 /// beyond their own.
@@ -83,6 +127,7 @@ void VerifyPass::writeStats(StringRef result, size_t stages, size_t proven,
       {"t_shape_reduce_s", phaseSeconds(module, "shape_reduce")},
       {"t_verify_s", verifySecs},
       {"t_total_s", total},
+      {"failing_stages", std::move(failing)},
   };
   std::error_code ec;
   llvm::raw_fd_ostream os(statsFile, ec);
@@ -130,9 +175,13 @@ void VerifyPass::runOnOperation() {
     }
     stages = {chosen};
   }
-  if (!smtlibDir.empty()) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(smtlibDir)) {
-      module.emitError() << "cannot create smtlib-dir '" << smtlibDir
+  for (auto [dir, option] : {std::pair<StringRef, StringRef>(smtlibDir,
+                                                              "smtlib-dir"),
+                              {extractDir, "extract-dir"}}) {
+    if (dir.empty())
+      continue;
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+      module.emitError() << "cannot create " << option << " '" << dir
                          << "': " << ec.message();
       return signalPassFailure();
     }
@@ -228,6 +277,22 @@ void VerifyPass::runOnOperation() {
     case StageResult::Error:
       ++errors;
       break;
+    }
+    if (!extractDir.empty())
+      extract(stages[i], r);
+    {
+      std::string where;
+      llvm::raw_string_ostream os(where);
+      if (auto fl = dyn_cast<FileLineColLoc>(r.loc))
+        os << fl.getFilename().getValue() << ":" << fl.getLine() << ":"
+           << fl.getColumn();
+      else
+        r.loc.print(os);
+      failing.push_back(llvm::json::Object{
+          {"stage", stages[i].getSymName().str()},
+          {"outcome", toString(r.outcome)},
+          {"location", where},
+          {"message", r.headline}});
     }
     InFlightDiagnostic d = emitError(r.loc) << r.headline;
     for (const std::string &line : r.details)

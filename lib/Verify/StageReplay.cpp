@@ -10,6 +10,7 @@
 #include "StageRun.h"
 
 #include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cmath>
 #include <random>
@@ -60,6 +61,208 @@ std::string opDescription(Operation *op, int64_t rank) {
   if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
     s += " at " + loc.getFilename().str() + ":" + std::to_string(loc.getLine());
   return s;
+}
+
+/// Whether `t` equals an aligned block of `s` (same rank, each dimension of
+/// `t` dividing that of `s`).
+bool isBlockOf(const Tensor<double> &t, const Tensor<double> &s) {
+  if (t.shape.size() != s.shape.size() || t.data.empty())
+    return false;
+  SmallVector<int64_t> blocks;
+  for (auto [a, b] : llvm::zip(t.shape, s.shape)) {
+    if (a == 0 || a > b || b % a)
+      return false;
+    blocks.push_back(b / a);
+  }
+  SmallVector<int64_t> sStrides = stridesOf(s.shape), at, idx;
+  for (int64_t bi = 0, be = numElements(blocks); bi < be; ++bi) {
+    unravel(bi, blocks, at);
+    bool all = true;
+    for (size_t i = 0; i < t.data.size() && all; ++i) {
+      unravel(i, t.shape, idx);
+      int64_t flat = 0;
+      for (size_t k = 0; k < idx.size(); ++k)
+        flat += (at[k] * t.shape[k] + idx[k]) * sStrides[k];
+      all = close(t.data[i], s.data[flat]);
+    }
+    if (all)
+      return true;
+  }
+  return false;
+}
+
+/// The first op of `rank`'s program whose value departs from the spec: its
+/// result is no block of any spec value (nor, summed over a mesh axis'
+/// group, of one), it does not only feed sums that are, and every tensor
+/// operand it reads does. A localization for the report (the lineage
+/// failure is the verdict): null if every op agrees or the stage is too
+/// large to search.
+Operation *firstDivergingOp(StageOp stage, int64_t rank,
+                            const Outcome<double> &out,
+                            std::string &explanation) {
+  SmallVector<const Tensor<double> *> specValues;
+  for (auto &[key, t] : out.spec.values)
+    specValues.push_back(&t);
+  RankProgramOp prog;
+  for (auto p : stage.getPlan().getBody().front().getOps<RankProgramOp>())
+    if (llvm::is_contained(p.getRanks(), rank))
+      prog = p;
+  if (!prog || specValues.size() > 4096)
+    return nullptr;
+  MeshOp mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+      stage, stage.getPlan().getMeshAttr());
+  auto matches = [&](const Tensor<double> &t) {
+    return llvm::any_of(specValues, [&](const Tensor<double> *s) {
+      return isBlockOf(t, *s);
+    });
+  };
+  SmallVector<Operation *> ops;
+  prog.getBody().walk([&](Operation *op) {
+    if (op->getNumResults() != 0 && !isa<RankProgramOp>(op))
+      ops.push_back(op);
+  });
+  // Values that reach a sum over ranks (through adds): a partial sum there
+  // is what the plan means.
+  DenseSet<Value> feedsSum;
+  for (Operation *op : llvm::reverse(ops))
+    for (Value r : op->getResults())
+      if (llvm::any_of(r.getUsers(), [&](Operation *u) {
+            return isa<AllReduceOp, ReduceScatterOp>(u) ||
+                   (isa<AddOp>(u) && feedsSum.contains(u->getResult(0)));
+          }))
+        feedsSum.insert(r);
+  // Agreement of each value: a block of a spec value, or, where it reaches
+  // a sum over ranks, its sum over the group of a mesh axis.
+  DenseMap<Value, bool> agrees;
+  DenseMap<Value, std::string> unreduced;
+  unsigned budget = 4096;
+  for (Operation *op : ops) {
+    for (Value r : op->getResults()) {
+      const Tensor<double> *t = out.plan.lookup(rank, r);
+      if (!t || budget == 0) {
+        agrees[r] = true;
+        continue;
+      }
+      --budget;
+      bool ok = isa<InputOp>(op) || matches(*t);
+      if (!ok && mesh) {
+        for (Attribute axis : mesh.getAxes()) {
+          StringRef name = cast<StringAttr>(axis).getValue();
+          SmallVector<int64_t> group = mesh.getAxisGroup(rank, {name});
+          if (group.size() < 2)
+            continue;
+          Tensor<double> sum = *t;
+          bool all = true, differs = false;
+          for (int64_t other : group) {
+            if (other == rank)
+              continue;
+            const Tensor<double> *o = out.plan.lookup(other, r);
+            if (!o || o->data.size() != sum.data.size()) {
+              all = false;
+              break;
+            }
+            for (size_t i = 0; i < sum.data.size(); ++i) {
+              differs |= !close(o->data[i], t->data[i]);
+              sum.data[i] += o->data[i];
+            }
+          }
+          // Equal on every member, the sum is only a multiple of the value,
+          // not a partial sum.
+          if (all && differs && matches(sum)) {
+            if (feedsSum.contains(r))
+              ok = true;
+            else
+              unreduced[r] = name.str();
+            break;
+          }
+        }
+      }
+      agrees[r] = ok;
+    }
+  }
+  // A term of a sum that agrees (micro-batch accumulation, a partial before
+  // its reduction) agrees too: propagate back through adds and sums.
+  for (Operation *op : llvm::reverse(ops))
+    for (Value r : op->getResults()) {
+      if (agrees.lookup(r) || r.use_empty())
+        continue;
+      bool term = llvm::all_of(r.getUsers(), [&](Operation *u) {
+        return isa<AddOp, AllReduceOp, ReduceScatterOp>(u) &&
+               llvm::all_of(u->getResults(),
+                            [&](Value v) { return agrees.lookup(v); });
+      });
+      if (term)
+        agrees[r] = true;
+    }
+  for (Operation *op : ops) {
+    if (llvm::all_of(op->getResults(),
+                     [&](Value r) { return agrees.lookup(r); }))
+      continue;
+    if (!llvm::all_of(op->getOperands(), [&](Value v) {
+          return !out.plan.lookup(rank, v) || agrees.lookup(v);
+        }))
+      continue;
+    auto show = [&](Value v) {
+      const Tensor<double> *t = out.plan.lookup(rank, v);
+      std::string s = "[";
+      for (size_t i = 0; t && i < t->data.size() && i < 6; ++i)
+        s += (i ? ", " : "") + fmt(t->data[i]);
+      if (t && t->data.size() > 6)
+        s += ", ...";
+      return s + "]";
+    };
+    explanation = "operands";
+    for (Value v : op->getOperands())
+      if (out.plan.lookup(rank, v))
+        explanation += " " + show(v);
+    explanation += " (inputs, or blocks of spec values); result";
+    for (Value r : op->getResults())
+      explanation += " " + show(r);
+    std::string axis;
+    for (Value r : op->getResults())
+      if (unreduced.count(r))
+        axis = unreduced[r];
+    explanation += axis.empty()
+                       ? " (no block of any spec value)"
+                       : " (a partial sum over mesh axis '" + axis +
+                             "' that reaches no all-reduce: summed over the "
+                             "axis it is a block of a spec value)";
+    return op;
+  }
+  return nullptr;
+}
+
+/// When no plan op diverges: the spec value the failing plan tensor equals
+/// (a block of), if it is not the spec tensor the lineage names; the plan
+/// then lacks the spec's ops after it (a forgotten term, a missing op).
+std::string missingSpecOps(StageOp stage, const Outcome<double> &out,
+                           const Tensor<double> &plan, Value expected) {
+  for (auto &[key, t] : out.spec.values) {
+    Value v = Value::getFromOpaquePointer(key.second);
+    if (v == expected || !v.getDefiningOp() || isa<InputOp>(v.getDefiningOp()))
+      continue;
+    if (!isBlockOf(plan, t))
+      continue;
+    Operation *def = v.getDefiningOp();
+    std::string s = "the plan's value equals the spec's intermediate "
+                    "computed by '" +
+                    def->getName().getStringRef().str() + "'";
+    if (auto loc = dyn_cast<FileLineColLoc>(def->getLoc()))
+      s += " at " + loc.getFilename().str() + ":" +
+           std::to_string(loc.getLine());
+    for (Operation *user : v.getUsers()) {
+      if (isa<OutputOp>(user))
+        continue;
+      s += ", which the spec goes on to use in '" +
+           user->getName().getStringRef().str() + "'";
+      if (auto loc = dyn_cast<FileLineColLoc>(user->getLoc()))
+        s += " at " + loc.getFilename().str() + ":" +
+             std::to_string(loc.getLine());
+      break;
+    }
+    return s + ": the plan lacks an op of the spec";
+  }
+  return "";
 }
 
 } // namespace
@@ -140,6 +343,106 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
   if (def)
     result.details.push_back("computed by " +
                              opDescription(def, group[0].getRank()));
+  // Where the plan departs from the spec first, which may be ops before the
+  // one that computes the failing tensor. Searched on generic (random)
+  // inputs: a solver's model is full of zeros, on which a wrong partial can
+  // equal the right whole by coincidence.
+  Outcome<double> generic;
+  const Outcome<double> *search = &out;
+  {
+    std::mt19937_64 grng(0x7476);
+    Bindings<ConcreteDomain> gb{cd, [&](const std::string &, int kind) {
+                                  if (kind == 2)
+                                    return (double)(grng() % 2);
+                                  if (kind == 1)
+                                    return (double)(grng() % 8);
+                                  return std::uniform_real_distribution<double>(
+                                      -2.0, 2.0)(grng);
+                                },
+                                {}, {}, {}};
+    bool assumptionsHold = true;
+    if (succeeded(runStage(cd, stage, schedule, gb, generic))) {
+      for (auto &[x, y] : gb.extra)
+        assumptionsHold &= close(x, y);
+      if (assumptionsHold && bad < generic.pairs.size() &&
+          !close(generic.pairs[bad].first, generic.pairs[bad].second))
+        search = &generic;
+    }
+  }
+  result.reported = def;
+  result.rank = group[0].getRank();
+  auto text = [](const Tensor<double> &t) {
+    std::string s = "[";
+    for (size_t i = 0; i < t.data.size() && i < 3; ++i)
+      s += (i ? ", " : "") + fmt(t.data[i]);
+    return s + (t.data.size() > 3 ? ", ...]" : "]");
+  };
+  for (auto &[key, t] : out.spec.values)
+    result.specValues[key.second] = text(t);
+  for (auto &[key, t] : out.plan.values)
+    if (key.first == result.rank)
+      result.planValues[key.second] = text(t);
+  bool located = false;
+  for (PlanRefAttr ref : group) {
+    std::string why;
+    if (Operation *first =
+            firstDivergingOp(stage, ref.getRank(), *search, why)) {
+      located = true;
+      if (ref.getRank() == result.rank)
+        result.diverging = first;
+      if (search != &out)
+        why += ", on random inputs";
+      if (first != def)
+        result.details.push_back(
+            "first diverging op: " + opDescription(first, ref.getRank()) +
+            ": " + why);
+      else
+        result.details.push_back("first diverging op: that op (" + why + ")");
+      break;
+    }
+  }
+  if (!located && group.size() == 1) {
+    Value expected;
+    for (auto o : stage.getSpec().getBody().front().getOps<OutputOp>())
+      if (o.getName() == l.getSpec().getValue())
+        expected = o.getValue();
+    const Tensor<double> *p =
+        search->plan.lookupNamed(group[0].getRank(), group[0].getName());
+    if (p && expected) {
+      std::string why = missingSpecOps(stage, *search, *p, expected);
+      if (!why.empty())
+        result.details.push_back(
+            why + (search != &out ? " (on random inputs)" : ""));
+    }
+  }
+  // The reduced stage's indices mapped back: the lineage at full size, and
+  // where its ranks sit on the mesh.
+  if (ArrayAttr full = stage.getFullGuaranteesAttr();
+      full && c.lineage < full.size()) {
+    auto fl = cast<LineageAttr>(full[c.lineage]);
+    if (fl.getLower() != l.getLower() || fl.getUpper() != l.getUpper())
+      result.details.push_back(
+          "at full size the lineage is " + boxStr(fl) +
+          " (the stage's shapes are reduced; the indices below are the "
+          "reduced stage's)");
+  }
+  if (auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+          stage, stage.getPlan().getMeshAttr())) {
+    std::string where;
+    for (auto [k, ref] : llvm::enumerate(group)) {
+      if (k == 4) {
+        where += ", ...";
+        break;
+      }
+      where += (k ? ", rank " : "rank ") + std::to_string(ref.getRank()) + " = (";
+      SmallVector<int64_t> coords = mesh.getCoords(ref.getRank());
+      for (auto [a, axis] : llvm::enumerate(mesh.getAxes()))
+        where += (a ? ", " : "") + cast<StringAttr>(axis).getValue().str() +
+                 " " + std::to_string(coords[a]);
+      where += ")";
+    }
+    result.details.push_back(where + " on mesh @" + mesh.getSymName().str());
+  }
   // Values of the violated lineage: spec slice and each plan tensor.
   SmallVector<int64_t> shape = l.getSliceShape();
   const Tensor<double> *specT = out.spec.lookupNamed(-1, l.getSpec().getValue());
@@ -191,6 +494,65 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
         "micro-batch runs these ops on its own rows, so the failure shown for "
         "micro-batch 0 occurs in every micro-batch");
   return true;
+}
+
+void mlir::tv::writeStageDot(StageOp stage, const StageResult &result,
+                             llvm::raw_ostream &os) {
+  auto esc = [](std::string s) {
+    std::string o;
+    for (char c : s)
+      o += c == '"' ? std::string("\\\"") : std::string(1, c);
+    return o;
+  };
+  DenseMap<Operation *, unsigned> ids;
+  auto label = [](Operation *op) {
+    std::string s = op->getName().getStringRef().str();
+    if (auto in = dyn_cast<InputOp>(op))
+      s += " \"" + in.getName().str() + "\"";
+    if (auto outOp = dyn_cast<OutputOp>(op))
+      s += " \"" + outOp.getName().str() + "\"";
+    if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
+      s += "\\n" + llvm::sys::path::filename(loc.getFilename()).str() + ":" +
+           std::to_string(loc.getLine());
+    return s;
+  };
+  os << "digraph \"" << stage.getSymName() << "\" {\n"
+     << "  rankdir=TB; node [shape=box, fontname=\"monospace\"];\n";
+  auto cluster = [&](StringRef name, StringRef title, Block &body,
+                     const std::map<void *, std::string> &values) {
+    os << "  subgraph cluster_" << name << " {\n    label=\"" << esc(title.str())
+       << "\";\n";
+    body.walk([&](Operation *op) {
+      if (isa<RankProgramOp>(op))
+        return;
+      unsigned id = ids.size();
+      ids[op] = id;
+      std::string style;
+      if (op == result.diverging)
+        style = ", style=filled, fillcolor=\"#ff8080\"";
+      else if (op == result.reported)
+        style = ", style=filled, fillcolor=\"#ffd080\"";
+      os << "    n" << id << " [label=\"" << esc(label(op)) << "\"" << style
+         << "];\n";
+      for (Value v : op->getOperands()) {
+        Operation *def = v.getDefiningOp();
+        if (!def || !ids.count(def))
+          continue;
+        auto it = values.find(v.getAsOpaquePointer());
+        os << "    n" << ids[def] << " -> n" << id << " [label=\""
+           << esc(it != values.end() ? it->second : "") << "\"];\n";
+      }
+    });
+    os << "  }\n";
+  };
+  cluster("spec", "spec", stage.getSpec().getBody().front(),
+          result.specValues);
+  for (auto prog :
+       stage.getPlan().getBody().front().getOps<RankProgramOp>())
+    if (llvm::is_contained(prog.getRanks(), result.rank))
+      cluster("plan", "plan, rank " + std::to_string(result.rank),
+              prog.getBody().front(), result.planValues);
+  os << "}\n";
 }
 
 StageResult mlir::tv::interpretStage(StageOp stage, uint64_t seed,

@@ -180,11 +180,15 @@ def TV_StageOp : TV_Op<"stage", [Symbol, SingleBlock, NoTerminator,
     Holds one `tv.spec` and one `tv.plan` whose `tv.input`s are the stage's
     assumed tensors and whose `tv.output`s are its guaranteed tensors.
     `assumes` and `guarantees` are lineage attributes. Stage partition emits
-    these; shape reduction and verification work on them one by one.
+    these; shape reduction and verification work on them one by one. Shape
+    reduction records the guarantees' boxes before it shrinks them in
+    `full_guarantees`, so that a counterexample in the reduced stage names
+    the full-size slice it stands for.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypedArrayAttrBase<TV_LineageAttr, "lineages">:$assumes,
-                       TypedArrayAttrBase<TV_LineageAttr, "lineages">:$guarantees);
+                       TypedArrayAttrBase<TV_LineageAttr, "lineages">:$guarantees,
+                       OptionalAttr<TypedArrayAttrBase<TV_LineageAttr, "lineages">>:$full_guarantees);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `assumes` $assumes `guarantees` $guarantees attr-dict-with-keyword

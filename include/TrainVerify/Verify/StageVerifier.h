@@ -6,6 +6,7 @@
 #include "TrainVerify/Analysis/StageKey.h"
 #include "TrainVerify/Dialect/TVOps.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -43,10 +44,23 @@ struct StageResult {
   std::string headline;
   std::vector<std::string> details;
   std::string smtlib;
+  /// For a counterexample: the op computing the failing tensor, the first
+  /// diverging op (if one is found), the rank whose program they are in, and
+  /// the counterexample's values (first elements) of the spec's values and
+  /// of that rank's, by value, for a picture of the stage.
+  Operation *reported = nullptr, *diverging = nullptr;
+  int64_t rank = -1;
+  std::map<void *, std::string> specValues, planValues;
   explicit StageResult(Location loc) : loc(loc) {}
 };
 
 const char *toString(StageResult::Outcome o);
+
+/// Writes the stage as a Graphviz graph: the spec's ops and the program of
+/// `result.rank`, operands as edges labelled with the counterexample's
+/// values, the reported op and the first diverging op marked.
+void writeStageDot(StageOp stage, const StageResult &result,
+                   llvm::raw_ostream &os);
 
 /// Proves one stage: symbolic execution of both sides over the reals,
 /// normalization first, Z3 for the rest, concrete replay of every
