@@ -22,6 +22,32 @@ struct JsonInput {
   const llvm::json::Object &root() const { return *value.getAsObject(); }
 };
 
+/// llvm::json's parse error, "[LINE:COL, byte=OFFSET]: MESSAGE", split into
+/// the byte offset and the message (the offset is that of the parsed text).
+inline std::pair<std::optional<size_t>, std::string>
+splitJsonError(llvm::StringRef err) {
+  if (!err.consume_front("["))
+    return {std::nullopt, err.str()};
+  auto [where, msg] = err.split("]: ");
+  size_t at = where.find("byte=");
+  size_t offset;
+  if (at == llvm::StringRef::npos ||
+      where.drop_front(at + 5).getAsInteger(10, offset))
+    return {std::nullopt, err.str()};
+  return {offset, msg.str()};
+}
+
+/// The location of byte `offset` of `buffer` (line and column from 1).
+inline Location jsonLocationAt(MLIRContext *ctx, llvm::StringRef file,
+                               llvm::StringRef buffer, size_t offset) {
+  offset = std::min(offset, buffer.size());
+  llvm::StringRef before = buffer.take_front(offset);
+  unsigned line = 1 + before.count('\n');
+  size_t nl = before.rfind('\n');
+  unsigned col = 1 + (nl == llvm::StringRef::npos ? offset : offset - nl - 1);
+  return FileLineColLoc::get(ctx, file, line, col);
+}
+
 /// Parses the main buffer of `sourceMgr`; on failure emits
 /// "<what>: malformed JSON: ..." or "<what>: at $: expected a JSON object".
 inline std::optional<JsonInput> readJsonObject(llvm::SourceMgr &sourceMgr,
@@ -44,8 +70,11 @@ inline std::optional<JsonInput> readJsonObject(llvm::SourceMgr &sourceMgr,
   }
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(buf->getBuffer());
   if (!parsed) {
-    emitError(loc) << what << ": malformed JSON: "
-                   << llvm::toString(parsed.takeError());
+    // At the error's position, so that an editor jumps to it.
+    auto [offset, msg] = splitJsonError(llvm::toString(parsed.takeError()));
+    emitError(offset ? jsonLocationAt(ctx, file, buf->getBuffer(), *offset)
+                     : loc)
+        << what << ": malformed JSON: " << msg;
     return std::nullopt;
   }
   if (!parsed->getAsObject()) {

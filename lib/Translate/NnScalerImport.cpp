@@ -7,6 +7,7 @@
 // unknown one is an error naming the node.
 //
 //===----------------------------------------------------------------------===//
+#include "JsonInput.h"
 #include "NnScaler.h"
 #include "TrainVerify/Dialect/Lineage.h"
 
@@ -196,7 +197,12 @@ std::optional<json::Value> Importer::parseSpan(jsonscan::Span span,
   }
   llvm::Expected<json::Value> parsed = json::parse(span.in(buffer));
   if (!parsed) {
-    error(path) << "malformed JSON: " << llvm::toString(parsed.takeError());
+    auto [offset, msg] = splitJsonError(llvm::toString(parsed.takeError()));
+    if (offset)
+      emitError(locationAt(span.begin + *offset))
+          << "nnscaler import: at " << path << ": malformed JSON: " << msg;
+    else
+      error(path) << "malformed JSON: " << msg;
     return std::nullopt;
   }
   return std::move(*parsed);
