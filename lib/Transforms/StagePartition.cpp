@@ -74,6 +74,8 @@ struct StageDraft {
   // A plan value can carry several target names (folded aliases).
   std::map<RankValue, std::vector<std::string>, RankValueLess> planTargets;
   std::set<std::string> assumedSpecs;
+  /// Partly covered spec tensors the stage recomputes (name, value).
+  std::vector<std::pair<std::string, Value>> recomputed;
 };
 
 class Partitioner {
@@ -86,6 +88,14 @@ private:
   LogicalResult draft(StringRef target, StageDraft &d);
   StageOp emit(StageDraft &d, unsigned index);
   std::string specNameWithLineage(Value v) const;
+  /// Whether the lineages of spec tensor `name` (of `shape`) cover all of
+  /// it. A partly covered intermediate is no stage boundary: a stage reading
+  /// it recomputes it, and binds the plan tensors assumed equal to its
+  /// covered parts to the recomputed values (a cut there would leave the
+  /// uncovered part free, and a counterexample could pick values no run of
+  /// the program produces).
+  bool fullyCovered(StringRef name, ArrayRef<int64_t> shape);
+  llvm::StringMap<bool> coverage;
 
   ModuleOp module;
   SpecOp spec;
@@ -116,6 +126,53 @@ private:
 };
 
 } // namespace
+
+bool Partitioner::fullyCovered(StringRef name, ArrayRef<int64_t> shape) {
+  auto [it, fresh] = coverage.try_emplace(name, true);
+  if (!fresh)
+    return it->second;
+  // The union of the boxes, by the grid their bounds cut the tensor into.
+  unsigned rank = shape.size();
+  std::vector<std::vector<int64_t>> cuts(rank);
+  for (unsigned k = 0; k < rank; ++k)
+    cuts[k] = {0, shape[k]};
+  const SmallVector<LineageAttr> &ls = lineages[name];
+  for (LineageAttr l : ls) {
+    if (l.getRank() != rank)
+      return it->second = true; // checkLineages reports it
+    for (unsigned k = 0; k < rank; ++k) {
+      cuts[k].push_back(l.getLower()[k]);
+      cuts[k].push_back(l.getUpper()[k]);
+    }
+  }
+  int64_t cells = 1;
+  for (auto &c : cuts) {
+    llvm::sort(c);
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+    cells *= (int64_t)c.size() - 1;
+    if (cells > (1 << 20))
+      return it->second = true; // too fine to check: keep the cut
+  }
+  SmallVector<int64_t> cell(rank, 0);
+  for (int64_t n = 0; n < cells; ++n) {
+    int64_t rest = n;
+    for (int k = rank - 1; k >= 0; --k) {
+      int64_t m = (int64_t)cuts[k].size() - 1;
+      cell[k] = rest % m;
+      rest /= m;
+    }
+    bool in = llvm::any_of(ls, [&](LineageAttr l) {
+      for (unsigned k = 0; k < rank; ++k)
+        if (l.getLower()[k] > cuts[k][cell[k]] ||
+            l.getUpper()[k] < cuts[k][cell[k] + 1])
+          return false;
+      return true;
+    });
+    if (!in)
+      return it->second = false;
+  }
+  return it->second = true;
+}
 
 std::string Partitioner::specNameWithLineage(Value v) const {
   // Of several lineage-carrying names of one value, the one whose lineage
@@ -226,12 +283,17 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
     // the target itself when an earlier lineage already names it (an alias:
     // the stage then proves the alias from that lineage).
     std::string name = specNameWithLineage(v);
-    if (!name.empty() && (v != d.specValue || name != d.target)) {
-      d.specInputs.insert(v);
-      d.assumedSpecs.insert(name);
-      continue;
-    }
     Operation *def = v.getDefiningOp();
+    if (!name.empty() && (v != d.specValue || name != d.target)) {
+      auto ty = dyn_cast<RankedTensorType>(v.getType());
+      if (isa<InputOp>(def) || !ty || fullyCovered(name, ty.getShape())) {
+        d.specInputs.insert(v);
+        d.assumedSpecs.insert(name);
+        continue;
+      }
+      // Partly covered: recomputed here (see fullyCovered).
+      d.recomputed.push_back({name, v});
+    }
     if (isa<InputOp>(def)) {
       d.specInputs.insert(v);
       continue;
@@ -407,6 +469,10 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
     for (Operation &op : spec.getBody().front())
       if (d.specOps.contains(&op))
         sb.clone(op, map);
+    // The recomputed tensors the plan side assumes parts of, by name.
+    for (auto &[name, v] : d.recomputed)
+      if (d.assumedSpecs.count(name))
+        TagOp::create(sb, v.getLoc(), name, map.lookupOrDefault(v));
     OutputOp::create(sb, loc, d.target, map.lookupOrDefault(d.specValue));
   }
 

@@ -302,25 +302,27 @@ void VerifyPass::runOnOperation() {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   size_t n = stages.size();
-  if (errors) {
-    llvm::errs() << "tv-verify: error in " << errors << " stage(s)\n";
-    writeStats("error", n, proven, failed, unknown, byNorm, bySolver, memoHits,
+  if (errors || failed || unknown) {
+    // Every class that occurred, the deciding one first: an error, then a
+    // counterexample, then unknown.
+    std::string line;
+    auto add = [&](size_t count, StringRef what) {
+      if (!count)
+        return;
+      line += (line.empty() ? "" : ", ") + what.str() + " in " +
+              std::to_string(count) + " stage(s)";
+    };
+    add(errors, "error");
+    add(failed, "counterexample");
+    add(unknown, "unknown");
+    llvm::errs() << "tv-verify: " << line << "\n";
+    StringRef result = errors   ? "error"
+                       : failed ? "counterexample"
+                                : "unknown";
+    writeStats(result, n, proven, failed, unknown, byNorm, bySolver, memoHits,
                secs);
-    return signalPassFailure();
-  }
-  if (failed) {
-    llvm::errs() << "tv-verify: counterexample in " << failed
-                 << " stage(s)\n";
-    writeStats("counterexample", n, proven, failed, unknown, byNorm, bySolver,
-               memoHits, secs);
-    toolVerdict() = Verdict::Wrong;
-    return signalPassFailure();
-  }
-  if (unknown) {
-    llvm::errs() << "tv-verify: unknown in " << unknown << " stage(s)\n";
-    writeStats("unknown", n, proven, failed, unknown, byNorm, bySolver,
-               memoHits, secs);
-    toolVerdict() = Verdict::Unknown;
+    if (!errors)
+      toolVerdict() = failed ? Verdict::Wrong : Verdict::Unknown;
     return signalPassFailure();
   }
   if (!onlyStage.empty())

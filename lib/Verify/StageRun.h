@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 #include <z3++.h>
@@ -110,19 +111,27 @@ template <typename D> struct Bindings {
     return t;
   }
 
+  /// Spec tensors the stage's spec computes (a tag of a computed value):
+  /// a partly assumed intermediate that the stage recomputes. Plan tensors
+  /// assumed equal to them are bound after the spec has run
+  /// (bindComputed), from the computed values.
+  std::set<std::string> computed;
+
   LogicalResult bind(StageOp stage) {
     for (Operation &op : stage.getSpec().getBody().front()) {
       if (auto in = dyn_cast<InputOp>(op))
-        spec[in.getName().str()] =
-            freshTensor(in.getName().str(), cast<RankedTensorType>(in.getType()));
+        spec[in.getName().str()] = freshTensor(
+            in.getName().str(), cast<RankedTensorType>(in.getType()));
       // A tag of an input is another name of the same spec tensor.
-      if (auto tag = dyn_cast<TagOp>(op))
+      if (auto tag = dyn_cast<TagOp>(op)) {
         if (auto in = tag.getValue().getDefiningOp<InputOp>())
           spec[tag.getName().str()] = spec[in.getName().str()];
+        else
+          computed.insert(tag.getName().str());
+      }
     }
     // Plan tensor types, to size slices of spec tensors the spec side does
     // not read.
-    std::map<std::pair<int64_t, std::string>, RankedTensorType> planTypes;
     for (auto prog : stage.getPlan().getBody().front().getOps<RankProgramOp>())
       for (auto in : prog.getBody().front().getOps<InputOp>())
         for (int64_t r : prog.getRanks())
@@ -130,11 +139,44 @@ template <typename D> struct Bindings {
               cast<RankedTensorType>(in.getType());
     for (Attribute a : stage.getAssumes()) {
       auto l = cast<LineageAttr>(a);
+      if (computed.count(l.getSpec().str()))
+        continue;
+      if (failed(bindOne(stage, l, nullptr)))
+        return failure();
+    }
+    return success();
+  }
+
+  /// The assumptions about spec tensors the stage's spec computes, once it
+  /// has run.
+  LogicalResult bindComputed(StageOp stage, const RunState<V> &specRun) {
+    for (Attribute a : stage.getAssumes()) {
+      auto l = cast<LineageAttr>(a);
+      if (!computed.count(l.getSpec().str()))
+        continue;
+      const T *t = specRun.lookupNamed(-1, l.getSpec().getValue());
+      if (!t)
+        return stage.emitError() << "the stage's spec does not compute '"
+                                 << l.getSpec().getValue() << "'";
+      if (failed(bindOne(stage, l, t)))
+        return failure();
+    }
+    return success();
+  }
+
+  std::map<std::pair<int64_t, std::string>, RankedTensorType> planTypes;
+
+  /// Binds the plan tensors of one assumption: to the slice of `from` (or of
+  /// the spec input), or to fresh values for a spec tensor the stage does
+  /// not read.
+  LogicalResult bindOne(StageOp stage, LineageAttr l, const T *from) {
+    {
       std::vector<V> slice;
       auto it = spec.find(l.getSpec().str());
+      const T *src = from ? from : (it != spec.end() ? &it->second : nullptr);
       int kind = 0;
-      if (it != spec.end()) {
-        ArrayRef<int64_t> full = it->second.shape;
+      if (src) {
+        ArrayRef<int64_t> full = src->shape;
         bool inside = full.size() == l.getRank();
         for (unsigned k = 0; inside && k < l.getRank(); ++k)
           inside = l.getLower()[k] >= 0 && l.getUpper()[k] <= full[k];
@@ -142,7 +184,7 @@ template <typename D> struct Bindings {
           return stage.emitError()
                  << "assumed lineage of '" << l.getSpec().getValue()
                  << "' lies outside the stage's spec tensor";
-        slice = sliceOf(it->second, l);
+        slice = sliceOf(*src, l);
       } else {
         l.walkRefs([&](size_t, PlanRefView ref) {
           auto ty = planTypes.find({ref.rank, ref.name.str()});
@@ -165,8 +207,8 @@ template <typename D> struct Bindings {
         for (size_t k = 0; k + 1 < group.size(); ++k) {
           T t = freshTensor(group[k].getName().str() + "@" +
                                 std::to_string(group[k].getRank()),
-                            RankedTensorType::get(shape, Float32Type::get(
-                                                             stage.getContext())));
+                            RankedTensorType::get(
+                                shape, Float32Type::get(stage.getContext())));
           parts[k] = t.data;
           for (size_t i = 0; i < rest.size(); ++i)
             rest[i] = d.sub(rest[i], t.data[i]);
@@ -191,8 +233,7 @@ template <typename D> struct Bindings {
   }
 
   InputFn<V> specInputs() {
-    return [this](int64_t, StringRef name,
-                  RankedTensorType) -> FailureOr<T> {
+    return [this](int64_t, StringRef name, RankedTensorType) -> FailureOr<T> {
       auto it = spec.find(name.str());
       if (it == spec.end())
         return failure();
@@ -236,14 +277,15 @@ LogicalResult runStage(D &d, StageOp stage, const PlanSchedule &schedule,
                        Bindings<D> &b, Outcome<typename D::V> &out) {
   using V = typename D::V;
   {
-    ScopedDiagnosticHandler silence(stage.getContext(),
-                                    [&](Diagnostic &diag) {
-                                      out.error = diag.str();
-                                      return success();
-                                    });
+    ScopedDiagnosticHandler silence(stage.getContext(), [&](Diagnostic &diag) {
+      out.error = diag.str();
+      return success();
+    });
     if (failed(b.bind(stage)))
       return failure();
     if (failed(runSpec(d, stage.getSpec(), b.specInputs(), out.spec)))
+      return failure();
+    if (failed(b.bindComputed(stage, out.spec)))
       return failure();
     if (failed(runPlan(d, schedule, b.planInputs(out.error), out.plan)))
       return failure();
@@ -252,19 +294,20 @@ LogicalResult runStage(D &d, StageOp stage, const PlanSchedule &schedule,
     auto l = cast<LineageAttr>(a);
     const Tensor<V> *s = out.spec.lookupNamed(-1, l.getSpec().getValue());
     if (!s) {
-      out.error = "the stage's spec does not compute '" + l.getSpec().str() + "'";
+      out.error =
+          "the stage's spec does not compute '" + l.getSpec().str() + "'";
       return failure();
     }
     std::vector<V> slice = sliceOf(*s, l);
     for (auto [gi, group] : llvm::enumerate(l.getGroupRefs())) {
       std::vector<V> sum(slice.size(), d.zero());
       for (PlanRefAttr ref : group) {
-        const Tensor<V> *p =
-            out.plan.lookupNamed(ref.getRank(), ref.getName());
+        const Tensor<V> *p = out.plan.lookupNamed(ref.getRank(), ref.getName());
         if (!p || p->data.size() != slice.size()) {
           out.error = "the stage's plan does not compute '" +
                       ref.getName().str() + "' on rank " +
-                      std::to_string(ref.getRank()) + " with the lineage's shape";
+                      std::to_string(ref.getRank()) +
+                      " with the lineage's shape";
           return failure();
         }
         for (size_t i = 0; i < sum.size(); ++i)
