@@ -16,6 +16,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -74,8 +75,121 @@ namespace {
 // Parsing the configuration
 //===----------------------------------------------------------------------===//
 
+/// Every key of the config is modeled, allowed because it cannot change
+/// the training step's math, or accepted only at the value tv's model has;
+/// anything else is refused by name (docs/decisions.md 50): tv must never
+/// prove a model other than the one it was given.
+static LogicalResult auditKeys(const json::Object &o, const ModelCfg &c,
+                               bool meta, std::string &err) {
+  static const std::set<std::string> modeledHF = {
+      "model_type", "hidden_size", "num_hidden_layers", "num_attention_heads",
+      "num_key_value_heads", "intermediate_size", "vocab_size",
+      "rms_norm_eps", "rope_theta"};
+  static const std::set<std::string> modeledMeta = {
+      "dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "multiple_of",
+      "ffn_dim_multiplier", "norm_eps", "rope_theta"};
+  static const std::set<std::string> modeledDeepSeek = {
+      "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
+      "v_head_dim", "n_routed_experts", "num_experts_per_tok",
+      "n_shared_experts", "moe_intermediate_size", "first_k_dense_replace"};
+  // Metadata, tokenizer ids, inference settings, initialization and
+  // deployment: none changes one training step on given weights and data.
+  static const std::set<std::string> inert = {
+      "architectures", "_name_or_path", "torch_dtype", "transformers_version",
+      "use_cache", "bos_token_id", "eos_token_id", "pad_token_id",
+      "initializer_range", "max_position_embeddings", "auto_map",
+      "ep_size", "tokenizer_class", "return_dict", "output_attentions",
+      "output_hidden_states", "max_seq_len"};
+  auto str = [](const json::Value &v) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    if (v.kind() == json::Value::Number && !v.getAsInteger())
+      os << llvm::format("%g", *v.getAsNumber());
+    else
+      os << v;
+    return s;
+  };
+  for (const auto &kv : o) {
+    std::string key = kv.first.str();
+    const json::Value &v = kv.second;
+    if (meta ? modeledMeta.count(key) : modeledHF.count(key))
+      continue;
+    if (!meta && c.deepseek && modeledDeepSeek.count(key))
+      continue;
+    if (inert.count(key))
+      continue;
+    // Keys tv's model has at one value only.
+    auto isFalse = [&] { return v.getAsBoolean() == std::optional<bool>(false); };
+    auto isZero = [&] {
+      std::optional<double> d = v.getAsNumber();
+      return d && *d == 0.0;
+    };
+    auto isOne = [&] {
+      std::optional<double> d = v.getAsNumber();
+      return d && *d == 1.0;
+    };
+    bool ok = false;
+    std::string want;
+    if (key == "tie_word_embeddings" || key == "attention_bias" ||
+        key == "mlp_bias" || key == "use_sliding_window") {
+      ok = isFalse(), want = "false";
+    } else if (key == "hidden_act" || key == "hidden_activation") {
+      ok = v.getAsString() == std::optional<StringRef>("silu"), want = "\"silu\"";
+    } else if (key == "head_dim" && !c.deepseek) {
+      std::optional<int64_t> i = v.getAsInteger();
+      ok = i && c.nh > 0 && *i * c.nh == c.H;
+      want = c.nh > 0 ? std::to_string(c.H / std::max<int64_t>(c.nh, 1))
+                      : "hidden_size / num_attention_heads";
+    } else if (key == "rope_scaling" || key == "sliding_window" ||
+               key == "quantization_config") {
+      ok = v.getAsNull().has_value(), want = "null";
+    } else if (key == "attention_dropout" || key == "hidden_dropout" ||
+               key == "dropout" || key == "aux_loss_alpha" ||
+               key == "router_aux_loss_coef" ||
+               key == "num_nextn_predict_layers") {
+      ok = isZero(), want = "0";
+    } else if (key == "pretraining_tp" || key == "moe_layer_freq") {
+      ok = isOne(), want = "1";
+    } else if (c.deepseek && key == "scoring_func") {
+      // tv.topk_gate: the softmax of the k best logits, renormalized.
+      ok = v.getAsString() == std::optional<StringRef>("softmax"),
+      want = "\"softmax\"";
+    } else if (c.deepseek && key == "topk_method") {
+      ok = v.getAsString() == std::optional<StringRef>("greedy"),
+      want = "\"greedy\"";
+    } else if (c.deepseek && (key == "n_group" || key == "topk_group" ||
+                              key == "routed_scaling_factor")) {
+      ok = isOne(), want = "1";
+    } else if (c.deepseek && key == "norm_topk_prob") {
+      ok = v.getAsBoolean() == std::optional<bool>(true), want = "true";
+    } else if (c.deepseek && key == "seq_aux") {
+      ok = true; // only with aux_loss_alpha, which must be 0
+    } else {
+      err = "key '" + key + "' is not modeled: tv would prove a model "
+            "without it (remove it if it does not apply to training)";
+      return failure();
+    }
+    if (!ok) {
+      err = "key '" + key + "' = " + str(v) + " is not modeled (tv's " +
+            (c.deepseek ? "DeepSeek" : "Llama") + " model has " + want + ")";
+      return failure();
+    }
+  }
+  return success();
+}
+
+static LogicalResult parseModelKeys(const json::Object &o, ModelCfg &c,
+                                    std::string &err);
+
 LogicalResult parseModel(const json::Object &o, ModelCfg &c,
                          std::string &err) {
+  if (failed(parseModelKeys(o, c, err)))
+    return failure();
+  return auditKeys(o, c, o.get("dim") != nullptr, err);
+}
+
+static LogicalResult parseModelKeys(const json::Object &o, ModelCfg &c,
+                                    std::string &err) {
   auto getInt = [&](StringRef key, int64_t &dst, bool required) -> bool {
     const json::Value *v = o.get(key);
     if (!v) {
@@ -267,8 +381,19 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
   const json::Object *root = &in->root();
   ModelCfg mc;
   std::string err;
-  if (failed(parseModel(*root, mc, err)))
+  if (failed(parseModel(*root, mc, err))) {
+    // A message about one key is reported at that key.
+    StringRef e(err);
+    if (e.consume_front("key '")) {
+      std::string quoted = "\"" + e.split('\'').first.str() + "\"";
+      StringRef buf =
+          sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
+      size_t at = buf.find(quoted);
+      if (at != StringRef::npos)
+        loc = jsonLocationAt(ctx, in->file, buf, at);
+    }
     return fail(err);
+  }
   ParCfg pc;
   if (failed(parseParallel(clParallel, pc, err)))
     return fail(err);
