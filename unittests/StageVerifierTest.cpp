@@ -45,10 +45,12 @@ TEST_F(StageFixture, CounterexampleIsConcreteAndReplayed) {
   EXPECT_EQ(loc.getLine(), 15u); // the all_reduce
 }
 
-TEST_F(StageFixture, LargeStagesReplayRandomPointsBeforeTheSolver) {
-  // Treated as large, the stage's counterexample comes from a random point
-  // (no solver model: its inputs are not the solver's simple values), and
-  // it is still replayed and marked.
+TEST_F(StageFixture, StagesReplayRandomPointsBeforeTheSolver) {
+  // By default (replayFirstBytes = 0) every unsettled stage replays random
+  // points before the solver: the counterexample comes from a random point
+  // (its inputs are not the solver model's), and it is still replayed and
+  // marked. With the replay-first threshold above the stage's size, the
+  // solver's model is replayed instead.
   StageOp s = load(stageText(
       "%y = tv.all_reduce avg %p {axes = [\"tp\"]} : tensor<4x6xf32> -> "
       "tensor<4x6xf32>"));
@@ -56,7 +58,9 @@ TEST_F(StageFixture, LargeStagesReplayRandomPointsBeforeTheSolver) {
   opts.replayFirstBytes = 0;
   StageResult early = verifyStage(s, opts);
   ASSERT_EQ(early.outcome, StageResult::Counterexample) << early.headline;
-  StageResult solver = verifyStage(s, StageOptions());
+  StageOptions solverFirst;
+  solverFirst.replayFirstBytes = SIZE_MAX;
+  StageResult solver = verifyStage(s, solverFirst);
   ASSERT_EQ(solver.outcome, StageResult::Counterexample);
   EXPECT_EQ(early.headline, solver.headline);
   EXPECT_NE(early.details, solver.details); // other inputs, other values

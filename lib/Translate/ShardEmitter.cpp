@@ -366,9 +366,20 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
                                     "all-reduce of integers is not modeled";
         kind = "max";
         break;
+      case shard::ReductionKind::Average:
+        // The sum over the group divided by its size, as tv's avg.
+        if (!isa<FloatType>(cast<RankedTensorType>(ar.getInput().getType())
+                                .getElementType()))
+          return op->emitError() << "shard-partition import: an average "
+                                    "all-reduce of integers is not modeled";
+        kind = "avg";
+        break;
       default:
         return op->emitError() << "shard-partition import: all_reduce "
-                                  "kind is not modeled";
+                                  "kind '"
+                               << shard::stringifyReductionKind(
+                                      ar.getReduction())
+                               << "' is not modeled";
       }
       r = collective(op, ("all_reduce " + kind).str(), "", ar.getInput(),
                      ar.getGridAxes(), ar.getResult());
@@ -387,6 +398,53 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
           " split " + std::to_string(aa.getSplitAxis().getSExtValue()) +
               " concat " + std::to_string(aa.getConcatAxis().getSExtValue()),
           aa.getInput(), aa.getGridAxes(), aa.getResult());
+    } else if (auto es = dyn_cast<tensor::ExtractSliceOp>(op)) {
+      // A static, unit-stride slice of the same rank: tv.slice.
+      auto srcTy = es.getSourceType();
+      if (!es.hasUnitStride() || !es.getOffsets().empty() ||
+          !es.getSizes().empty() ||
+          es.getResultType().getRank() != srcTy.getRank())
+        return op->emitError() << "shard-partition import: an extract_slice "
+                                  "with dynamic offsets, strides or a rank "
+                                  "change is not modeled";
+      FailureOr<std::string> in = use(op, es.getSource());
+      if (failed(in) || failed(checkTensor(op, es.getResultType())))
+        return failure();
+      std::string start;
+      for (auto [i, o] : llvm::enumerate(es.getStaticOffsets()))
+        start += (i ? ", " : "") + std::to_string(o);
+      std::string n = fresh();
+      line(n + " = tv.slice " + *in + " start [" + start + "] : " +
+               typeStr(srcTy) + " -> " + typeStr(es.getResultType()),
+           op->getLoc());
+      name[es.getResult()] = n;
+    } else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
+      // Row-major regrouping of dimensions: tv.reshape.
+      FailureOr<std::string> in = use(op, op->getOperand(0));
+      if (failed(in) || failed(checkTensor(op, op->getResult(0).getType())))
+        return failure();
+      std::string n = fresh();
+      line(n + " = tv.reshape " + *in + " : " +
+               typeStr(op->getOperand(0).getType()) + " -> " +
+               typeStr(op->getResult(0).getType()),
+           op->getLoc());
+      name[op->getResult(0)] = n;
+    } else if (auto cat = dyn_cast<tensor::ConcatOp>(op)) {
+      std::string ins, tys;
+      for (auto [i, v] : llvm::enumerate(cat.getInputs())) {
+        FailureOr<std::string> in = use(op, v);
+        if (failed(in))
+          return failure();
+        ins += (i ? ", " : "") + *in;
+        tys += (i ? ", " : "") + typeStr(v.getType());
+      }
+      if (failed(checkTensor(op, cat.getType())))
+        return failure();
+      std::string n = fresh();
+      line(n + " = tv.concat " + ins + " dim " + std::to_string(cat.getDim()) +
+               " : (" + tys + ") -> " + typeStr(cat.getType()),
+           op->getLoc());
+      name[cat.getResult()] = n;
     } else if (auto rs = dyn_cast<shard::ReduceScatterOp>(op)) {
       if (rs.getReduction() != shard::ReductionKind::Sum)
         return op->emitError() << "shard-partition import: a reduce_scatter "

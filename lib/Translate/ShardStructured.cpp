@@ -257,28 +257,45 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
   } else {
     bool sum = isa<arith::AddFOp, arith::AddIOp>(combiner);
     bool max = isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner);
+    // min(x) = -max(-x), exactly.
+    bool min = isa<arith::MinimumFOp, arith::MinNumFOp>(combiner);
     Value term = combiner->getOperand(0) == acc ? combiner->getOperand(1)
                                                 : combiner->getOperand(0);
     auto it = vals.find(term);
-    if ((!sum && !max) || !llvm::is_contained(combiner->getOperands(), acc) ||
-        it == vals.end())
+    if ((!sum && !max && !min) ||
+        !llvm::is_contained(combiner->getOperands(), acc) || it == vals.end())
       return combiner->emitError()
              << "shard-partition import: a reduction whose combiner is not "
-                "addf or maximumf of the accumulator and a term is not "
-                "modeled";
+                "addf, maximumf or minimumf of the accumulator and a term is "
+                "not modeled";
     auto fillIt = fills.find(init);
     if (max && (fillIt == fills.end() || fillIt->second != -INFINITY))
       return op->emitError() << "shard-partition import: a max reduction "
                                 "whose init is not filled with -inf is not "
+                                "modeled";
+    if (min && (fillIt == fills.end() || fillIt->second != INFINITY))
+      return op->emitError() << "shard-partition import: a min reduction "
+                                "whose init is not filled with +inf is not "
                                 "modeled";
     initUsed = sum && !(fillIt != fills.end() && fillIt->second == 0.0);
     cur = fresh();
     std::string dims;
     for (auto [i, d] : llvm::enumerate(redDims))
       dims += (i ? ", " : "") + std::to_string(d);
-    line(cur + " = tv." + std::string(sum ? "sum" : "max") + " " + it->second +
+    std::string reduced = it->second;
+    if (min) {
+      reduced = fresh();
+      line(reduced + " = tv.neg " + it->second + " : " + full, op->getLoc());
+    }
+    line(cur + " = tv." + std::string(sum ? "sum" : "max") + " " + reduced +
              " dims [" + dims + "] : " + full + " -> " + tensorOf(kept),
          op->getLoc());
+    if (min) {
+      std::string negated = fresh();
+      line(negated + " = tv.neg " + cur + " : " + tensorOf(kept),
+           op->getLoc());
+      cur = negated;
+    }
   }
   // The output map orders the kept loops.
   SmallVector<int64_t> perm;

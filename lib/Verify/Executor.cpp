@@ -98,7 +98,7 @@ static LogicalResult runLocal(D &d, Operation *op, int64_t rank, MeshOp mesh,
   for (auto [res, t] : llvm::zip(op->getResults(), outs))
     st.values[key(res)] = std::move(t);
   if (d.overBudget())
-    return op->emitError() << "symbolic terms exceed the stage's memory budget";
+    return op->emitError() << "symbolic execution exceeds the stage's memory or time budget";
   return success();
 }
 

@@ -269,7 +269,8 @@ std::string missingSpecOps(StageOp stage, const Outcome<double> &out,
 
 bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
                                   const std::vector<double> &assignment,
-                                  std::mt19937_64 *rng, StageResult &result) {
+                                  std::mt19937_64 *rng, StageResult &result,
+                                  bool smallIntegers) {
   ConcreteDomain cd;
   size_t next = 0;
   std::vector<std::pair<std::string, double>> inputs;
@@ -282,6 +283,10 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
                                  v = (double)((*rng)() % 2);
                                } else if (kind == 1) {
                                  v = (double)((*rng)() % 8);
+                               } else if (smallIntegers) {
+                                 static const double picks[] = {-3, -2, -1,
+                                                                1,  2,  3};
+                                 v = picks[(*rng)() % 6];
                                } else {
                                  v = std::uniform_real_distribution<double>(
                                      -2.0, 2.0)(*rng);

@@ -324,9 +324,11 @@ LogicalResult runStage(D &d, StageOp stage, const PlanSchedule &schedule,
 
 /// Concrete replay: the counterexample as real numbers, or nothing if the
 /// assignment does not show a mismatch.
+/// With `smallIntegers`, random reals are drawn from {±1, ±2, ±3}: values a
+/// reader can follow, for the replay that runs before the solver.
 bool replay(StageOp stage, const PlanSchedule &schedule,
             const std::vector<double> &assignment, std::mt19937_64 *rng,
-            StageResult &result);
+            StageResult &result, bool smallIntegers = false);
 
 } // namespace mlir::tv::stagecheck
 

@@ -34,6 +34,9 @@ const char *mlir::tv::toString(StageResult::Outcome o) {
 StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options,
                                   const StageSchedule *known) {
   StageResult result(stage.getLoc());
+  // One time budget for the whole stage: symbolic execution, then the
+  // solver with what is left.
+  auto stageStart = std::chrono::steady_clock::now();
   if (!stage.getSpec() || !stage.getPlan()) {
     result.headline = "stage has no spec or no plan";
     return result;
@@ -68,6 +71,7 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options,
   sym::TermContext terms;
   SymDomain sd{terms};
   sd.budget = options.maxTermBytes;
+  sd.deadline = stageStart + std::chrono::milliseconds(options.timeoutMs);
   Bindings<SymDomain> b{sd,
                         [&](const std::string &name, int kind) {
                           return terms.var(name, kind == 1, kind == 2);
@@ -75,6 +79,15 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options,
                         {}, {}, {}};
   Outcome<sym::TermId> out;
   if (failed(runStage(sd, stage, *schedule, b, out))) {
+    if (sd.pastDeadline()) {
+      result.outcome = StageResult::Unknown;
+      result.headline = "stage @" + stage.getSymName().str() +
+                        ": unknown: symbolic execution did not finish within "
+                        "the stage's time budget of " +
+                        std::to_string(options.timeoutMs) +
+                        " ms (--tv-verify=stage-timeout-ms=N raises it)";
+      return result;
+    }
     if (sd.overBudget()) {
       result.outcome = StageResult::Unknown;
       result.headline = "stage @" + stage.getSymName().str() +
@@ -98,19 +111,20 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options,
     return result;
   }
 
-  // On a large stage a real bug usually shows on random inputs: replaying a
-  // few concrete points first costs one interpretation each and spares the
-  // solver a query that can be far larger than the stage (a one-rank bug in
-  // an unfolded 671B MoE stage drove Z3 past 16 GB). Only a replayed
-  // mismatch is reported, so this never turns a proof into a
-  // counterexample. Small stages go to the solver first: its models are
-  // simpler to read (zeros where the values do not matter).
+  // A real bug usually shows on random inputs: replaying a few concrete
+  // points first costs one interpretation each and spares the solver a
+  // query that can be far larger than the stage (a one-rank bug in an
+  // unfolded 671B MoE stage drove Z3 past 16 GB) or run long (issue 19).
+  // Only a replayed mismatch is reported, so this never turns a proof into
+  // a counterexample. The first points are small integers, which a reader
+  // can follow; then reals.
   if (!differing.empty() && b.extra.empty() && !options.queryOnly &&
-      terms.footprint() > options.replayFirstBytes) {
+      terms.footprint() >= options.replayFirstBytes) {
     std::mt19937_64 early(0x5eed);
     for (unsigned s = 0; s < options.replaySeeds; ++s) {
       StageResult probe = result; // a failed replay leaves its note here
-      if (replay(stage, *schedule, {}, &early, probe))
+      if (replay(stage, *schedule, {}, &early, probe,
+                 /*smallIntegers=*/s < 2))
         return probe;
     }
   }
@@ -164,13 +178,19 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options,
   // query). The stage's timeout is a budget shared by the queries; a sat
   // query ends the search, an unknown one does not (a later element may
   // still give a counterexample).
-  SolverOutcome solved = solveIsolated(options.timeoutMs, [&] {
+  // The solver gets what symbolic execution left of the stage's budget.
+  unsigned left = (unsigned)std::max<long>(
+      1, (long)options.timeoutMs -
+             std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::steady_clock::now() - stageStart)
+                 .count());
+  SolverOutcome solved = solveIsolated(left, [&] {
     SolverOutcome o;
     try {
       z3::context ctx;
       z3::solver solver(ctx);
       z3::params p(ctx);
-      p.set("timeout", options.timeoutMs);
+      p.set("timeout", left);
       solver.set(p);
       Z3Lowering lower(ctx, terms);
       z3::expr_vector diffs(ctx);
@@ -181,13 +201,13 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options,
         auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::steady_clock::now() - start)
                          .count();
-        if (spent >= (long)options.timeoutMs) {
+        if (spent >= (long)left) {
           o.verdict = z3::unknown;
           o.reason = "timeout";
           break;
         }
         z3::params budget(ctx);
-        budget.set("timeout", (unsigned)(options.timeoutMs - spent));
+        budget.set("timeout", (unsigned)(left - spent));
         solver.set(budget);
         solver.push();
         solver.add(diffs[k]);

@@ -10,6 +10,7 @@
 #define TRAINVERIFY_VERIFY_DOMAINS_H
 
 #include "TrainVerify/Semantics/Term.h"
+#include <chrono>
 #include <cmath>
 
 namespace mlir::tv {
@@ -25,7 +26,14 @@ struct SymDomain {
   /// Bytes the terms may hold before execution stops (the stage is then
   /// unknown rather than the process out of memory).
   size_t budget = SIZE_MAX;
-  bool overBudget() const { return c.footprint() > budget; }
+  /// When execution stops (the stage's time budget, shared with the
+  /// solver): the stage is then unknown rather than unbounded.
+  std::chrono::steady_clock::time_point deadline =
+      std::chrono::steady_clock::time_point::max();
+  bool pastDeadline() const {
+    return std::chrono::steady_clock::now() > deadline;
+  }
+  bool overBudget() const { return c.footprint() > budget || pastDeadline(); }
   V zero() { return c.zero(); }
   V one() { return c.one(); }
   /// A non-finite constant is opaque: it equals nothing, not even itself.

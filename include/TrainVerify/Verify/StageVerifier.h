@@ -28,11 +28,11 @@ struct StageOptions {
   /// Bytes the stage's symbolic terms may hold; beyond, the stage is
   /// reported unknown instead of exhausting the machine.
   size_t maxTermBytes = size_t(4) << 30;
-  /// Stages whose symbolic terms hold more bytes than this, and whose
+  /// Stages whose symbolic terms hold at least this many bytes, and whose
   /// guarantees normalization leaves unsettled, replay random points before
   /// the solver is asked (a real bug shows without a solver query larger
-  /// than the stage).
-  size_t replayFirstBytes = size_t(64) << 20;
+  /// than the stage, or one that runs long): by default every such stage.
+  size_t replayFirstBytes = 0;
 };
 
 struct StageResult {
