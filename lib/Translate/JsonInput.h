@@ -7,6 +7,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -48,6 +49,40 @@ inline Location jsonLocationAt(MLIRContext *ctx, llvm::StringRef file,
   return FileLineColLoc::get(ctx, file, line, col);
 }
 
+/// The first key that an object of the value at `v` holds twice (llvm::json
+/// keeps one of them silently): its byte offset and name.
+inline std::optional<std::pair<size_t, std::string>>
+duplicateKey(llvm::StringRef s, jsonscan::Span v) {
+  size_t p = jsonscan::skipSpace(s, v.begin);
+  if (p >= v.end || (s[p] != '{' && s[p] != '['))
+    return std::nullopt;
+  std::optional<std::pair<size_t, std::string>> found;
+  std::string err;
+  if (s[p] == '{') {
+    llvm::StringSet<> seen;
+    jsonscan::members(
+        s, v,
+        [&](llvm::StringRef key, jsonscan::Span member) {
+          if (!seen.insert(key).second) {
+            found = {size_t(key.data() - s.data()) - 1, key.str()};
+            return false;
+          }
+          found = duplicateKey(s, member);
+          return !found;
+        },
+        err);
+  } else {
+    jsonscan::elements(
+        s, v,
+        [&](size_t, jsonscan::Span element) {
+          found = duplicateKey(s, element);
+          return !found;
+        },
+        err);
+  }
+  return found;
+}
+
 /// Parses the main buffer of `sourceMgr`; on failure emits
 /// "<what>: malformed JSON: ..." or "<what>: at $: expected a JSON object".
 inline std::optional<JsonInput> readJsonObject(llvm::SourceMgr &sourceMgr,
@@ -79,6 +114,13 @@ inline std::optional<JsonInput> readJsonObject(llvm::SourceMgr &sourceMgr,
   }
   if (!parsed->getAsObject()) {
     emitError(loc) << what << ": at $: expected a JSON object";
+    return std::nullopt;
+  }
+  // Bounded by the depth check above.
+  if (auto dup = duplicateKey(buf->getBuffer(), span)) {
+    emitError(jsonLocationAt(ctx, file, buf->getBuffer(), dup->first))
+        << what << ": key '" << dup->second
+        << "' appears twice in one object";
     return std::nullopt;
   }
   return JsonInput{std::move(*parsed), file, loc};

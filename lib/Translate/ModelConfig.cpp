@@ -480,6 +480,24 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
   if (!err.empty())
     return fail(err);
 
+  // The generated plan grows with layers x micro-batches (and the spec with
+  // the layers): bound it before generating, with the way out named. The
+  // largest published configurations (126 layers, tens of micro-batches)
+  // stay far below.
+  constexpr int64_t maxLayers = 1024, maxMicroBatches = 4096,
+                    maxLayerMicroBatches = 1 << 17;
+  if (layers > maxLayers)
+    return fail("the model has " + Twine(layers) + " layers; tv generates at "
+                "most " + Twine(maxLayers) + " (--layers N verifies the first "
+                "N)");
+  if (pc.mb > maxMicroBatches)
+    return fail("mb=" + Twine(pc.mb) + " micro-batches; tv generates at most " +
+                Twine(maxMicroBatches));
+  if (layers * pc.mb > maxLayerMicroBatches)
+    return fail(Twine(layers) + " layers x " + Twine(pc.mb) +
+                " micro-batches is above the " + Twine(maxLayerMicroBatches) +
+                " layer-micro-batches tv generates (--layers N verifies the "
+                "first N layers)");
   Gen gen(mc, pc, layers, seq, mbs, clTracedNorm);
   std::string text = gen.run();
   ParserConfig config(ctx);
