@@ -34,4 +34,4 @@ if [ ! -f build/build.ninja ]; then
     -DLLVM_USE_LINKER=lld
 fi
 echo "setup: building (ninja -C build)"
-ninja -C build -j"$(nproc)" tv-opt tv-translate tv-unittests mlir-doc
+ninja -C build -j"$(nproc)" tv-opt tv-translate TVPlugin tv-unittests mlir-doc
