@@ -377,9 +377,17 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module) {
 LogicalResult mlir::tv::checkLineages(ModuleOp module,
                                       ArrayRef<LineageEntry> lineages) {
   auto [mesh, spec, plan] = getProgramParts(module);
-  (void)mesh;
   if (!spec || !plan)
     return module.emitError() << "module needs a tv.spec and a tv.plan";
+  // Ranks outside the mesh are refused before any lookup keyed by rank
+  // (a rank of 2^63 - 1 is the empty key of LLVM's DenseMap).
+  int64_t meshRanks = INT64_MAX;
+  if (mesh) {
+    meshRanks = 1;
+    for (int64_t s : mesh.getSizes())
+      meshRanks = s > 0 && meshRanks <= INT64_MAX / s ? meshRanks * s
+                                                      : INT64_MAX;
+  }
   llvm::StringMap<NameInfo> specNames;
   collectNames(spec.getBody().front(), specNames);
   // Names per rank program, and which program each rank runs.
@@ -438,6 +446,15 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
     SmallVector<int64_t> sliceShape = box.shape();
     attr.walkRefs([&](size_t, PlanRefView ref) {
       {
+        if (ref.rank < 0 || ref.rank >= meshRanks ||
+            ref.rank >= INT64_MAX - 1) {
+          if (report(lin))
+            lin->emitError() << where(lin) << "lineage refers to rank "
+                             << ref.rank << ", outside the mesh of "
+                             << meshRanks << " rank(s)";
+          ok = false;
+          return;
+        }
         auto rp = rankProg.find(ref.rank);
         if (rp == rankProg.end()) {
           if (report(lin))

@@ -441,3 +441,17 @@ tv.spec @s {
   // expected-error @+1 {{'tv.iota' op positions 16777215 to 16777218 are not exact in f32}}
   %0 = tv.iota dim 1 offset 16777215 : tensor<2x3xf32>
 }
+
+// -----
+
+tv.spec @s {
+  // expected-error @+1 {{'tv.iota' op dim -1 is not a dimension of a rank-2 result}}
+  %0 = tv.iota dim -1 offset 0 : tensor<2x3xf32>
+}
+
+// -----
+
+tv.spec @s {
+  // expected-error @+1 {{'tv.iota' op offset -2 is negative}}
+  %0 = tv.iota dim 0 offset -2 : tensor<2x3xf32>
+}

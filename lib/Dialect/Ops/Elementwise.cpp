@@ -55,13 +55,17 @@ LogicalResult BroadcastOp::verify() {
 
 LogicalResult IotaOp::verify() {
   int64_t rank = shapeOf(getResult()).size();
-  if (getDim() < 0 || getDim() >= rank)
-    return emitOpError() << "dim " << getDim() << " is not a dimension of a "
+  // I64Attr's getter is unsigned: read the attributes as signed.
+  int64_t dim = getDimAttr().getInt(), offset = getOffsetAttr().getInt();
+  if (dim < 0 || dim >= rank)
+    return emitOpError() << "dim " << dim << " is not a dimension of a "
                          << "rank-" << rank << " result";
   // Positions are exact in f32 below 2^24.
-  int64_t last = getOffset() + shapeOf(getResult())[getDim()];
-  if (getOffset() < 0 || last > (int64_t(1) << 24))
-    return emitOpError() << "positions " << getOffset() << " to " << last
+  int64_t size = shapeOf(getResult())[dim];
+  if (offset < 0)
+    return emitOpError() << "offset " << offset << " is negative";
+  if (offset > (int64_t(1) << 24) - size)
+    return emitOpError() << "positions " << offset << " to " << offset + size
                          << " are not exact in f32";
   return success();
 }
@@ -181,11 +185,12 @@ template <typename D> static EvalStatus evaluate(IotaOp op, Evaluator<D> &ev) {
   D &d = ev.d;
   Shape rs = ev.result();
   Tensor<typename D::V> res = ev.make(rs);
-  int64_t dim = op.getDim(), inner = 1;
+  int64_t dim = op.getDimAttr().getInt(), inner = 1;
   for (size_t k = dim + 1; k < rs.size(); ++k)
     inner *= rs[k];
   for (size_t i = 0; i < res.data.size(); ++i)
-    res.data[i] = d.cst(double((int64_t(i) / inner) % rs[dim] + op.getOffset()));
+    res.data[i] = d.cst(
+        double((int64_t(i) / inner) % rs[dim] + op.getOffsetAttr().getInt()));
   ev.out.push_back(std::move(res));
   return std::nullopt;
 }
@@ -314,7 +319,7 @@ TV_ELEMENTWISE(AbsOp)
 // Parallel but for the counted dimension, which keeps its size.
 OpStructure IotaOp::getStructure(unsigned) {
   OpStructure s = elementwiseStructure(*this);
-  s.loops[getDim()] = LoopKind::Pinned;
+  s.loops[getDimAttr().getInt()] = LoopKind::Pinned;
   return s;
 }
 TV_ELEMENTWISE(CopyOp)
