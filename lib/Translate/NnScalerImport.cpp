@@ -468,7 +468,9 @@ OwningOpRef<ModuleOp> Importer::run() {
   }
   propagate(gp);
 
-  module = ModuleOp::create(fileLoc);
+  // Owned here: every error path below frees it (ASan's leak check).
+  OwningOpRef<ModuleOp> owned = ModuleOp::create(fileLoc);
+  module = *owned;
   b.setInsertionPointToEnd(module.getBody());
   MeshOp::create(b, fileLoc, "mesh", b.getStrArrayAttr({"dp", "pp", "tp"}),
                  b.getDenseI64ArrayAttr({dp, pp, tp}));
@@ -588,7 +590,7 @@ OwningOpRef<ModuleOp> Importer::run() {
     return {};
   if (failed(verify(module)) || failed(checkLineages(module)))
     return {};
-  return OwningOpRef<ModuleOp>(module);
+  return owned;
 }
 
 namespace mlir::tv {
