@@ -58,11 +58,19 @@ Location mlir::tv::inputFileLoc(llvm::SourceMgr &sourceMgr,
       0, 0);
 }
 
+/// An exporter's diagnostics point at the op's source line; the module's
+/// generic form after them (mlir-translate's default) would only repeat the
+/// input.
+static void quietOpDiagnostics(Operation *op) {
+  op->getContext()->printOpOnDiagnostic(false);
+}
+
 void mlir::tv::registerTVTranslations() {
   registerShardImport();
   static TranslateFromMLIRRegistration summary(
       "export-plan-summary", "JSON summary of a tv module",
       [](Operation *op, llvm::raw_ostream &os) {
+        quietOpDiagnostics(op);
         if (failed(refuseModelConfigOptions(op->getLoc(), "export-plan-summary")))
           return failure();
         return exportPlanSummary(cast<ModuleOp>(op), os);
@@ -95,6 +103,7 @@ void mlir::tv::registerTVTranslations() {
   static TranslateFromMLIRRegistration jsonOut(
       "export-json-plan", "tv module to the JSON plan interchange",
       [](Operation *op, llvm::raw_ostream &os) {
+        quietOpDiagnostics(op);
         if (failed(refuseModelConfigOptions(op->getLoc(), "export-json-plan")))
           return failure();
         return exportJsonPlan(cast<ModuleOp>(op), os);
@@ -103,6 +112,7 @@ void mlir::tv::registerTVTranslations() {
   static TranslateFromMLIRRegistration smtlib(
       "export-smtlib", "SMT-LIB 2 query of every stage of a partitioned module",
       [](Operation *op, llvm::raw_ostream &os) {
+        quietOpDiagnostics(op);
         if (failed(refuseModelConfigOptions(op->getLoc(), "export-smtlib")))
           return failure();
         return exportSmtLib(cast<ModuleOp>(op), os);

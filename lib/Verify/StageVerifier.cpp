@@ -155,7 +155,14 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options,
       z3::expr_vector diffs(ctx);
       build(ctx, solver, lower, diffs);
       solver.add(z3::mk_or(diffs));
-      result.smtlib = solver.to_smt2();
+      // Which tensor element each variable is (spec inputs by their spec
+      // index, plan tensors of a sum as NAME@RANK[index]).
+      std::string legend;
+      for (size_t v = 0; v < terms.numVars(); ++v)
+        if (lower.hasVar(v))
+          legend += "; v" + std::to_string(v) + " = " +
+                    terms.varInfo(v).name + "\n";
+      result.smtlib = legend + solver.to_smt2();
     } catch (const z3::exception &e) {
       result.headline = "stage @" + stage.getSymName().str() +
                         ": solver error: " + e.msg();

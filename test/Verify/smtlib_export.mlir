@@ -2,12 +2,15 @@
 // RUN: not tv-translate --export-smtlib %S/Inputs/tp_mlp_tagged.mlir 2>&1 | FileCheck %s --check-prefix=ERR
 
 // CHECK: ; tv stage @stage0_a
+// Each variable is named: which tensor element it stands for.
+// CHECK-NEXT: ; v0 = {{[a-z_0-9.]+}}[{{[0-9]+}}, {{[0-9]+}}]
 // CHECK: (declare-fun gelu_1 (Real) Real)
 // CHECK: (assert
 // CHECK: (check-sat)
 // CHECK: ; tv stage @stage1_y
 // CHECK: (check-sat)
 // ERR: error: no tv.stage to export; run tv-opt --tv-stage-partition first
+// ERR-NOT: see current operation
 
 // The export builds queries and never solves them: a plan with a wrong scale
 // exports every stage (the failing one included) and exits 0.
