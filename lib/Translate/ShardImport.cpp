@@ -277,17 +277,6 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
   // The shardings first: what tv does not model (uneven shards, halos) is
   // named before any op of the partitioned program is read.
   std::string lineages;
-  for (auto [i, arg] : llvm::enumerate(spec.getArguments())) {
-    shard::ShardingOp sharding = argSharding(arg);
-    if (failed(lineagesOf(sharding ? sharding.getOperation()
-                                   : spec.getOperation(),
-                          "arg" + std::to_string(i),
-                          cast<RankedTensorType>(arg.getType()).getShape(),
-                          sharding, grid, lineages, nullptr,
-                          i < plan.getNumArguments() ? plan.getArgument(i)
-                                                     : Value())))
-      return {};
-  }
   if (plan.getNumArguments() != spec.getNumArguments() ||
       plan.getNumResults() != spec.getNumResults()) {
     plan.emitError() << "shard-partition import: the partitioned @"
@@ -297,18 +286,24 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
                      << " and " << spec.getNumResults();
     return {};
   }
+  // One tensor's lineages, reported at its annotation (else at `fallback`),
+  // its local type checked against the partitioned value `local`.
+  auto tensorLineages = [&](StringRef name, Value v, shard::ShardingOp sharding,
+                            Operation *fallback, Value local) {
+    return lineagesOf(sharding ? sharding.getOperation() : fallback, name,
+                      cast<RankedTensorType>(v.getType()).getShape(), sharding,
+                      grid, lineages, nullptr, local);
+  };
+  for (auto [i, arg] : llvm::enumerate(spec.getArguments()))
+    if (failed(tensorLineages("arg" + std::to_string(i), arg,
+                              argSharding(arg), spec, plan.getArgument(i))))
+      return {};
   auto ret = cast<func::ReturnOp>(spec.getBody().front().getTerminator());
   auto planRet = cast<func::ReturnOp>(plan.getBody().front().getTerminator());
-  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-    shard::ShardingOp sharding = resultSharding(v);
-    if (failed(lineagesOf(sharding ? sharding.getOperation() : ret.getOperation(),
-                          "out" + std::to_string(i),
-                          cast<RankedTensorType>(v.getType()).getShape(),
-                          sharding, grid, lineages, nullptr,
-                          i < planRet.getNumOperands() ? planRet.getOperand(i)
-                                                       : Value())))
+  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+    if (failed(tensorLineages("out" + std::to_string(i), v, resultSharding(v),
+                              ret, planRet.getOperand(i))))
       return {};
-  }
 
   std::string text = "tv.mesh @mesh axes [";
   for (size_t i = 0; i < grid.sizes.size(); ++i)

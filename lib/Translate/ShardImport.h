@@ -13,6 +13,7 @@
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/ScopedPrinter.h"
 
 #include <map>
 #include <string>
@@ -47,18 +48,10 @@ inline std::string typeStr(Type t) {
   if (auto ty = dyn_cast<RankedTensorType>(t);
       ty && isa<IntegerType>(ty.getElementType()))
     t = RankedTensorType::get(ty.getShape(), Float32Type::get(t.getContext()));
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  t.print(os);
-  return s;
+  return llvm::to_string(t);
 }
 
-inline std::string locStr(Location loc) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  loc.print(os);
-  return s;
-}
+inline std::string locStr(Location loc) { return llvm::to_string(loc); }
 
 /// Translates one function body into the ops of a tv program (spec, or the
 /// program of one process).

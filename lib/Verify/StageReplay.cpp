@@ -38,6 +38,20 @@ std::string fmt(double v) {
   return s;
 }
 
+/// A random input value of `kind` (0 real, 1 integer id, 2 mask bit): reals
+/// from [-2, 2], or with `smallIntegers` from {±1, ±2, ±3}.
+double drawInput(std::mt19937_64 &rng, int kind, bool smallIntegers) {
+  if (kind == 2)
+    return (double)(rng() % 2);
+  if (kind == 1)
+    return (double)(rng() % 8);
+  if (smallIntegers) {
+    static const double picks[] = {-3, -2, -1, 1, 2, 3};
+    return picks[rng() % 6];
+  }
+  return std::uniform_real_distribution<double>(-2.0, 2.0)(rng);
+}
+
 /// Where a plan tensor named `name` on `rank` is computed in the stage.
 Operation *definingOp(StageOp stage, int64_t rank, StringRef name) {
   for (auto prog : stage.getPlan().getBody().front().getOps<RankProgramOp>()) {
@@ -279,17 +293,8 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
                                if (next < assignment.size() || !rng) {
                                  v = next < assignment.size() ? assignment[next]
                                                               : 0.0;
-                               } else if (kind == 2) {
-                                 v = (double)((*rng)() % 2);
-                               } else if (kind == 1) {
-                                 v = (double)((*rng)() % 8);
-                               } else if (smallIntegers) {
-                                 static const double picks[] = {-3, -2, -1,
-                                                                1,  2,  3};
-                                 v = picks[(*rng)() % 6];
                                } else {
-                                 v = std::uniform_real_distribution<double>(
-                                     -2.0, 2.0)(*rng);
+                                 v = drawInput(*rng, kind, smallIntegers);
                                }
                                if (kind)
                                  v = std::round(v);
@@ -356,13 +361,9 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
   const Outcome<double> *search = &out;
   {
     std::mt19937_64 grng(0x7476);
-    Bindings<ConcreteDomain> gb{cd, [&](const std::string &, int kind) {
-                                  if (kind == 2)
-                                    return (double)(grng() % 2);
-                                  if (kind == 1)
-                                    return (double)(grng() % 8);
-                                  return std::uniform_real_distribution<double>(
-                                      -2.0, 2.0)(grng);
+    Bindings<ConcreteDomain> gb{cd,
+                                [&](const std::string &, int kind) {
+                                  return drawInput(grng, kind, false);
                                 },
                                 {}, {}, {}};
     bool assumptionsHold = true;
