@@ -58,6 +58,18 @@ FailureOr<std::string> Emitter::use(Operation *op, Value v) {
                               "tensor is read other than as a matmul's "
                               "initial value (not modeled)",
            FailureOr<std::string>();
+  if (auto u = undefs.find(v); u != undefs.end()) {
+    // An op's undefined result, read: values of its own, named by no
+    // lineage, so no result that depends on them is proven.
+    if (failed(checkTensor(op, v.getType())))
+      return failure();
+    std::string n = fresh();
+    line(n + " = tv.input \"undefined" + std::to_string(undefCount++) + " (" +
+             u->second + ")\" : " + typeStr(v.getType()),
+         v.getLoc());
+    name[v] = n;
+    return n;
+  }
   if (auto e = empties.find(v); e != empties.end()) {
     // Undefined values read: an input of their own. The importer ties the
     // spec's to one process's (a witness), never the other way round
@@ -196,18 +208,31 @@ FailureOr<std::string> Emitter::groupAxes(Operation *op,
   return s + "]";
 }
 
+FailureOr<std::string>
+Emitter::collectiveOf(Operation *op, const std::string &head,
+                      const std::string &tail, const std::string &input,
+                      Type inputType, ArrayRef<int16_t> axes, Type resultType) {
+  FailureOr<std::string> ax = groupAxes(op, axes);
+  if (failed(ax))
+    return failure();
+  std::string r = fresh();
+  line(r + " = tv." + head + " " + input + tail + " {axes = " + *ax + "} : " +
+           typeStr(inputType) + " -> " + typeStr(resultType),
+       op->getLoc());
+  return r;
+}
+
 LogicalResult Emitter::collective(Operation *op, const std::string &head,
                                   const std::string &tail, Value input,
                                   ArrayRef<int16_t> axes, Value result) {
   FailureOr<std::string> in = use(op, input);
-  FailureOr<std::string> ax = groupAxes(op, axes);
-  if (failed(in) || failed(ax))
+  if (failed(in))
     return failure();
-  std::string r = fresh();
-  line(r + " = tv." + head + " " + *in + tail + " {axes = " + *ax + "} : " +
-           typeStr(input.getType()) + " -> " + typeStr(result.getType()),
-       op->getLoc());
-  name[result] = r;
+  FailureOr<std::string> r = collectiveOf(op, head, tail, *in, input.getType(),
+                                          axes, result.getType());
+  if (failed(r))
+    return failure();
+  name[result] = *r;
   return success();
 }
 
@@ -283,11 +308,15 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
     } else if (auto e = dyn_cast<tosa::ExpOp>(op)) {
       r = unaryOrBinary(op, "exp", {e.getInput1()}, e.getResult());
     } else if (auto q = dyn_cast<shard::ProcessMultiIndexOp>(op)) {
+      if (failed(needsProcess(op)))
+        return failure();
       SmallVector<int64_t> c = grid.coords(process);
       ArrayRef<int16_t> axes = q.getAxes();
       for (auto [i, res] : llvm::enumerate(q.getResults()))
         index[res] = c[axes.empty() ? i : axes[i]];
     } else if (auto q = dyn_cast<shard::ProcessLinearIndexOp>(op)) {
+      if (failed(needsProcess(op)))
+        return failure();
       index[q.getResult()] = process;
     } else if (auto q = dyn_cast<shard::GridShapeOp>(op)) {
       ArrayRef<int16_t> axes = q.getAxes();
@@ -366,6 +395,9 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
                                     "all-reduce of integers is not modeled";
         kind = "max";
         break;
+      case shard::ReductionKind::Min:
+        r = allReduceMin(ar);
+        break;
       case shard::ReductionKind::Average:
         // The sum over the group divided by its size, as tv's avg.
         if (!isa<FloatType>(cast<RankedTensorType>(ar.getInput().getType())
@@ -381,8 +413,9 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
                                       ar.getReduction())
                                << "' is not modeled";
       }
-      r = collective(op, ("all_reduce " + kind).str(), "", ar.getInput(),
-                     ar.getGridAxes(), ar.getResult());
+      if (!kind.empty())
+        r = collective(op, ("all_reduce " + kind).str(), "", ar.getInput(),
+                       ar.getGridAxes(), ar.getResult());
     } else if (auto ag = dyn_cast<shard::AllGatherOp>(op)) {
       r = collective(op, "all_gather",
                      " dim " +
@@ -472,10 +505,41 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
       int64_t linear = 0;
       for (auto [a, i] : llvm::zip(axes, root))
         linear = linear * grid.sizes[a] + i;
+      Value in = b ? b.getInput() : red.getInput();
+      if (b && process >= 0 && !isAt(axes, root) && undefs.count(in) &&
+          !name.count(in)) {
+        // A member other than the root: its input is not read, and is
+        // undefined here (a gather's off its root). Any defined value means
+        // the same; positions are one that reads nothing.
+        if (failed(checkTensor(op, in.getType())))
+          return failure();
+        std::string n = fresh();
+        line(n + " = tv.iota dim 0 offset 0 : " + typeStr(in.getType()),
+             op->getLoc());
+        FailureOr<std::string> bc = collectiveOf(
+            op, "bcast", " root " + std::to_string(linear), n, in.getType(),
+            axes, op->getResult(0).getType());
+        if (failed(bc))
+          return failure();
+        name[op->getResult(0)] = *bc;
+        continue;
+      }
       r = collective(op, b ? "bcast" : "reduce",
                      " root " + std::to_string(linear),
                      b ? b.getInput() : red.getInput(), axes,
                      op->getResult(0));
+    } else if (auto g = dyn_cast<shard::GatherOp>(op)) {
+      r = gather(g);
+    } else if (auto sc = dyn_cast<shard::ScatterOp>(op)) {
+      r = scatter(sc);
+    } else if (auto sd = dyn_cast<shard::SendOp>(op)) {
+      r = send(sd);
+    } else if (auto rv = dyn_cast<shard::RecvOp>(op)) {
+      r = recv(rv);
+    } else if (auto sh = dyn_cast<shard::ShiftOp>(op)) {
+      r = shift(sh);
+    } else if (auto is = dyn_cast<tensor::InsertSliceOp>(op)) {
+      r = insertSlice(is);
     } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
         FailureOr<std::string> n = use(op, v);

@@ -10,6 +10,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -38,6 +40,12 @@ struct Grid {
       p /= sizes[i];
     }
     return c;
+  }
+  int64_t linear(ArrayRef<int64_t> c) const {
+    int64_t p = 0;
+    for (auto [ci, s] : llvm::zip(c, sizes))
+      p = p * s + ci;
+    return p;
   }
   static std::string axis(int64_t i) { return "g" + std::to_string(i); }
 };
@@ -108,6 +116,37 @@ private:
   LogicalResult collective(Operation *op, const std::string &head,
                            const std::string &tail, Value input,
                            ArrayRef<int16_t> axes, Value result);
+  /// The same on a translated input; the new value's name.
+  FailureOr<std::string> collectiveOf(Operation *op, const std::string &head,
+                                      const std::string &tail,
+                                      const std::string &input, Type inputType,
+                                      ArrayRef<int16_t> axes, Type resultType);
+
+  // ShardComm.cpp: communication with a root or a peer, and insert_slice.
+  /// The process of this one's group (over `axes`) whose in-group
+  /// multi-index is `index` (an operand of `op` on failure: named there).
+  FailureOr<int64_t> peerAt(Operation *op, ArrayRef<int16_t> axes,
+                            ArrayRef<int64_t> index);
+  /// Whether this process's in-group multi-index over `axes` is `index`.
+  bool isAt(ArrayRef<int16_t> axes, ArrayRef<int64_t> index) const;
+  /// `v` holds values the op leaves undefined (`why`): read, it becomes a
+  /// plan input of its own that no lineage names.
+  void undefined(Value v, StringRef why) { undefs[v] = why.str(); }
+  LogicalResult gather(shard::GatherOp op);
+  LogicalResult scatter(shard::ScatterOp op);
+  LogicalResult send(shard::SendOp op);
+  LogicalResult recv(shard::RecvOp op);
+  LogicalResult shift(shard::ShiftOp op);
+  LogicalResult allReduceMin(shard::AllReduceOp op);
+  LogicalResult insertSlice(tensor::InsertSliceOp op);
+  /// `src` (of shape `srcShape`) placed at `offsets` in `dest` (`destShape`),
+  /// from dimension `d` on: slices of `dest` around it concatenated.
+  std::string insertAt(Operation *op, const std::string &dest,
+                       ArrayRef<int64_t> destShape, const std::string &src,
+                       ArrayRef<int64_t> srcShape, ArrayRef<int64_t> offsets,
+                       unsigned d, Type elt);
+  /// A spec (process -1) has no process: communication there is refused.
+  LogicalResult needsProcess(Operation *op);
 
   LogicalResult block(Block &b, SmallVectorImpl<Value> *yielded);
 
@@ -126,6 +165,9 @@ private:
   SmallVector<Value> emptyOf;
   DenseMap<unsigned, std::string> emptyName;
   DenseMap<Value, double> fills;
+  /// Values an op leaves undefined, and why (see undefined()).
+  DenseMap<Value, std::string> undefs;
+  unsigned undefCount = 0;
 };
 
 } // namespace mlir::tv::shardimport

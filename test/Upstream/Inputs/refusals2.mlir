@@ -2,10 +2,10 @@
 // replicated so that the file is its own partition.
 shard.grid @grid(shape = 2)
 
-func.func @min_allreduce(%x: tensor<4xf32>) -> tensor<4xf32> {
+func.func @prod_allreduce(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = shard.sharding @grid split_axes = [[]] : !shard.sharding
   %xs = shard.shard %x to %r : tensor<4xf32>
-  %y = shard.all_reduce %xs on @grid grid_axes = [0] reduction = min : tensor<4xf32> -> tensor<4xf32>
+  %y = shard.all_reduce %xs on @grid grid_axes = [0] reduction = product : tensor<4xf32> -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
 
@@ -59,5 +59,27 @@ func.func @index_mul(%x: tensor<4xf32>) -> tensor<4xf32> {
       %s = arith.addf %in, %f : f32
       linalg.yield %s : f32
   } -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+func.func @min_int(%x: tensor<4xi8>) -> tensor<4xi8> {
+  %r = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %xs = shard.shard %x to %r : tensor<4xi8>
+  %y = shard.all_reduce %xs on @grid grid_axes = [0] reduction = min : tensor<4xi8> -> tensor<4xi8>
+  return %y : tensor<4xi8>
+}
+
+func.func @gather_in_input(%x: tensor<4xf32>) -> tensor<8xf32> {
+  %r = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %xs = shard.shard %x to %r : tensor<4xf32>
+  %y = shard.gather %xs on @grid grid_axes = [0] gather_axis = 0 root = [0] : (tensor<4xf32>) -> tensor<8xf32>
+  return %y : tensor<8xf32>
+}
+
+func.func @insert_strided(%x: tensor<2xf32>, %d: tensor<4xf32>) -> tensor<4xf32> {
+  %r = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %xs = shard.shard %x to %r : tensor<2xf32>
+  %ds = shard.shard %d to %r : tensor<4xf32>
+  %y = tensor.insert_slice %xs into %ds[0] [2] [2] : tensor<2xf32> into tensor<4xf32>
   return %y : tensor<4xf32>
 }

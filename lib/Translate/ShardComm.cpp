@@ -1,0 +1,309 @@
+//===- ShardComm.cpp - roots, peers and insert_slice in the shard import --===//
+//
+// The shard ops whose meaning depends on which process runs them: gather to
+// a root, scatter from one, send / recv to a peer, shift along a grid axis,
+// a min all-reduce, and tensor.insert_slice. Each is translated for the one
+// process being emitted; what the op leaves undefined on that process is
+// marked so (Emitter::undefined), never given a value (docs/shard.md,
+// "Communication with a root or a peer").
+//
+//===----------------------------------------------------------------------===//
+#include "ShardImport.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::tv::shardimport;
+
+LogicalResult Emitter::needsProcess(Operation *op) {
+  if (process >= 0)
+    return success();
+  return op->emitError() << "shard-partition import: '" << op->getName()
+                         << "' in the annotated input (before partitioning) "
+                            "is not modeled";
+}
+
+static bool isStatic(ArrayRef<int64_t> index) {
+  return llvm::none_of(index, ShapedType::isDynamic);
+}
+
+FailureOr<int64_t> Emitter::peerAt(Operation *op, ArrayRef<int16_t> axes,
+                                   ArrayRef<int64_t> index) {
+  if (index.size() != axes.size() || !isStatic(index))
+    return op->emitError() << "shard-partition import: a peer or root that is "
+                              "not a static index on every grid axis of the "
+                              "group is not modeled";
+  SmallVector<int64_t> c = grid.coords(process);
+  for (auto [a, i] : llvm::zip(axes, index)) {
+    if (a < 0 || a >= (int64_t)grid.sizes.size() || i < 0 ||
+        i >= grid.sizes[a])
+      return op->emitError() << "shard-partition import: index " << i
+                             << " on grid axis " << a
+                             << " is outside the grid",
+             FailureOr<int64_t>();
+    c[a] = i;
+  }
+  return grid.linear(c);
+}
+
+bool Emitter::isAt(ArrayRef<int16_t> axes, ArrayRef<int64_t> index) const {
+  SmallVector<int64_t> c = grid.coords(process);
+  for (auto [a, i] : llvm::zip(axes, index))
+    if (c[a] != i)
+      return false;
+  return true;
+}
+
+/// The in-group index of a static root, the first listed axis major (tv's
+/// group order; groupAxes refuses axes out of grid order).
+static int64_t rootIndex(const Grid &grid, ArrayRef<int16_t> axes,
+                         ArrayRef<int64_t> root) {
+  int64_t linear = 0;
+  for (auto [a, i] : llvm::zip(axes, root))
+    linear = linear * grid.sizes[a] + i;
+  return linear;
+}
+
+LogicalResult Emitter::gather(shard::GatherOp op) {
+  if (failed(needsProcess(op)) ||
+      failed(peerAt(op, op.getGridAxes(), op.getRoot())))
+    return failure();
+  // Every member takes part in the gather; only the root's result is
+  // defined.
+  if (failed(collective(op, "all_gather",
+                        " dim " +
+                            std::to_string(op.getGatherAxis().getSExtValue()),
+                        op.getInput(), op.getGridAxes(), op.getResult())))
+    return failure();
+  if (!isAt(op.getGridAxes(), op.getRoot())) {
+    name.erase(op.getResult());
+    undefined(op.getResult(), "shard.gather off its root");
+  }
+  return success();
+}
+
+LogicalResult Emitter::scatter(shard::ScatterOp op) {
+  if (failed(needsProcess(op)) ||
+      failed(peerAt(op, op.getGridAxes(), op.getRoot())))
+    return failure();
+  // The root's input split along the axis: the root's input broadcast, then
+  // each member's chunk of it (the others' inputs are ignored).
+  FailureOr<std::string> in = use(op, op.getInput());
+  if (failed(in))
+    return failure();
+  FailureOr<std::string> b = collectiveOf(
+      op, "bcast",
+      " root " +
+          std::to_string(rootIndex(grid, op.getGridAxes(), op.getRoot())),
+      *in, op.getInput().getType(), op.getGridAxes(), op.getInput().getType());
+  if (failed(b))
+    return failure();
+  FailureOr<std::string> c = collectiveOf(
+      op, "chunk",
+      " dim " + std::to_string(op.getScatterAxis().getSExtValue()), *b,
+      op.getInput().getType(), op.getGridAxes(), op.getResult().getType());
+  if (failed(c))
+    return failure();
+  name[op.getResult()] = *c;
+  return success();
+}
+
+LogicalResult Emitter::send(shard::SendOp op) {
+  if (failed(needsProcess(op)) || failed(checkTensor(op, op.getInput().getType())))
+    return failure();
+  if (!op.getDestinationDynamic().empty())
+    return op.emitError() << "shard-partition import: a send to a dynamic "
+                             "destination is not modeled";
+  FailureOr<int64_t> peer = peerAt(op, op.getGridAxes(), op.getDestination());
+  FailureOr<std::string> in = use(op, op.getInput());
+  if (failed(peer) || failed(in))
+    return failure();
+  if (*peer == process)
+    return op.emitError() << "shard-partition import: process " << process
+                          << " sends to itself (not modeled)";
+  line("tv.send " + *in + " {peer = " + std::to_string(*peer) + "} : " +
+           typeStr(op.getInput().getType()),
+       op.getLoc());
+  // The op's result is not specified by the dialect: undefined.
+  undefined(op.getResult(), "the result of shard.send");
+  return success();
+}
+
+LogicalResult Emitter::recv(shard::RecvOp op) {
+  if (failed(needsProcess(op)) ||
+      failed(checkTensor(op, op.getResult().getType())))
+    return failure();
+  std::optional<ArrayRef<int64_t>> source = op.getSource();
+  if (!source || !op.getSourceDynamic().empty())
+    return op.emitError() << "shard-partition import: a recv without a "
+                             "static source is not modeled";
+  FailureOr<int64_t> peer = peerAt(op, op.getGridAxes(), *source);
+  if (failed(peer))
+    return failure();
+  if (*peer == process)
+    return op.emitError() << "shard-partition import: process " << process
+                          << " receives from itself (not modeled)";
+  std::string r = fresh();
+  line(r + " = tv.recv {peer = " + std::to_string(*peer) + "} : " +
+           typeStr(op.getResult().getType()),
+       op.getLoc());
+  name[op.getResult()] = r;
+  return success();
+}
+
+LogicalResult Emitter::shift(shard::ShiftOp op) {
+  if (failed(needsProcess(op)) ||
+      failed(checkTensor(op, op.getInput().getType())))
+    return failure();
+  int64_t axis = op.getShiftAxis().getSExtValue();
+  if (!llvm::is_contained(op.getGridAxes(), axis))
+    return op.emitError() << "shard-partition import: shift_axis " << axis
+                          << " is not one of the group's grid axes";
+  // The process at coordinate c along the axis receives the input of the
+  // one at c - offset (the data moves by +offset; docs/shard.md states the
+  // direction chosen); with rotate, modulo the axis size.
+  int64_t n = grid.sizes[axis];
+  int64_t offset = (int64_t)op.getOffset();
+  SmallVector<int64_t> c = grid.coords(process);
+  auto along = [&](int64_t to) -> int64_t {
+    if (op.getRotate())
+      to = ((to % n) + n) % n;
+    if (to < 0 || to >= n)
+      return -1;
+    SmallVector<int64_t> p = c;
+    p[axis] = to;
+    return grid.linear(p);
+  };
+  int64_t dest = along(c[axis] + offset), src = along(c[axis] - offset);
+  FailureOr<std::string> in = use(op, op.getInput());
+  if (failed(in))
+    return failure();
+  std::string t = typeStr(op.getInput().getType());
+  if (dest == process) { // a whole turn: nothing moves
+    name[op.getResult()] = *in;
+    return success();
+  }
+  if (dest >= 0)
+    line("tv.send " + *in + " {peer = " + std::to_string(dest) + "} : " + t,
+         op.getLoc());
+  if (src < 0) {
+    undefined(op.getResult(), "shard.shift with no source");
+    return success();
+  }
+  std::string r = fresh();
+  line(r + " = tv.recv {peer = " + std::to_string(src) + "} : " + t,
+       op.getLoc());
+  name[op.getResult()] = r;
+  return success();
+}
+
+LogicalResult Emitter::allReduceMin(shard::AllReduceOp op) {
+  // min = -max(-x), elementwise over the group (floats: the negation is
+  // exact).
+  auto ty = cast<RankedTensorType>(op.getInput().getType());
+  if (!isa<FloatType>(ty.getElementType()))
+    return op.emitError() << "shard-partition import: a min all-reduce of "
+                             "integers is not modeled";
+  FailureOr<std::string> in = use(op, op.getInput());
+  if (failed(in))
+    return failure();
+  std::string t = typeStr(ty);
+  std::string neg = fresh();
+  line(neg + " = tv.neg " + *in + " : " + t, op.getLoc());
+  FailureOr<std::string> m = collectiveOf(op, "all_reduce max", "", neg, ty,
+                                          op.getGridAxes(), ty);
+  if (failed(m))
+    return failure();
+  std::string r = fresh();
+  line(r + " = tv.neg " + *m + " : " + t, op.getLoc());
+  name[op.getResult()] = r;
+  return success();
+}
+
+std::string Emitter::insertAt(Operation *op, const std::string &dest,
+                              ArrayRef<int64_t> destShape,
+                              const std::string &src,
+                              ArrayRef<int64_t> srcShape,
+                              ArrayRef<int64_t> offsets, unsigned d, Type elt) {
+  if (d == destShape.size())
+    return src;
+  auto tensorOf = [&](ArrayRef<int64_t> shape) {
+    return typeStr(RankedTensorType::get(shape, elt));
+  };
+  // dest[..., a:b, ...] along dimension d (whole along the others).
+  auto piece = [&](int64_t a, int64_t b) {
+    SmallVector<int64_t> start(destShape.size(), 0), shape(destShape);
+    start[d] = a;
+    shape[d] = b - a;
+    std::string n = fresh();
+    std::string st;
+    for (auto [i, o] : llvm::enumerate(start))
+      st += (i ? ", " : "") + std::to_string(o);
+    line(n + " = tv.slice " + dest + " start [" + st + "] : " +
+             tensorOf(destShape) + " -> " + tensorOf(shape),
+         op->getLoc());
+    return std::make_pair(n, shape);
+  };
+  int64_t lo = offsets[d], hi = lo + srcShape[d];
+  // The middle rows: src inserted into dest's rows lo:hi along the later
+  // dimensions.
+  auto [mid, midShape] =
+      lo == 0 && hi == destShape[d]
+          ? std::make_pair(dest, SmallVector<int64_t>(destShape))
+          : piece(lo, hi);
+  std::string middle =
+      insertAt(op, mid, midShape, src, srcShape, offsets, d + 1, elt);
+  SmallVector<std::pair<std::string, SmallVector<int64_t>>> parts;
+  if (lo > 0)
+    parts.push_back(piece(0, lo));
+  parts.push_back({middle, midShape});
+  if (hi < destShape[d])
+    parts.push_back(piece(hi, destShape[d]));
+  if (parts.size() == 1)
+    return middle;
+  std::string ins, tys;
+  for (auto [i, p] : llvm::enumerate(parts)) {
+    ins += (i ? ", " : "") + p.first;
+    tys += (i ? ", " : "") + tensorOf(p.second);
+  }
+  std::string n = fresh();
+  line(n + " = tv.concat " + ins + " dim " + std::to_string(d) + " : (" + tys +
+           ") -> " + tensorOf(destShape),
+       op->getLoc());
+  return n;
+}
+
+LogicalResult Emitter::insertSlice(tensor::InsertSliceOp op) {
+  RankedTensorType srcTy = op.getSourceType(), destTy = op.getDestType();
+  if (!op.hasUnitStride() || !op.getOffsets().empty() ||
+      !op.getSizes().empty() || srcTy.getRank() != destTy.getRank())
+    return op.emitError() << "shard-partition import: an insert_slice with "
+                             "dynamic offsets, strides or a rank change is "
+                             "not modeled";
+  if (failed(checkTensor(op, srcTy)) || failed(checkTensor(op, destTy)))
+    return failure();
+  FailureOr<std::string> src = use(op, op.getSource());
+  if (failed(src))
+    return failure();
+  ArrayRef<int64_t> offsets = op.getStaticOffsets();
+  std::string r;
+  if (zeros.contains(op.getDest())) {
+    // Into zeros: exactly tv.slice_grad (dy placed at start in zeros).
+    std::string st;
+    for (auto [i, o] : llvm::enumerate(offsets))
+      st += (i ? ", " : "") + std::to_string(o);
+    r = fresh();
+    line(r + " = tv.slice_grad " + *src + " start [" + st + "] : " +
+             typeStr(srcTy) + " -> " + typeStr(destTy),
+         op.getLoc());
+  } else {
+    FailureOr<std::string> dest = use(op, op.getDest());
+    if (failed(dest))
+      return failure();
+    r = insertAt(op, *dest, destTy.getShape(), *src, srcTy.getShape(), offsets,
+                 0, destTy.getElementType());
+  }
+  name[op.getResult()] = r;
+  return success();
+}
