@@ -617,7 +617,12 @@ LogicalResult Partitioner::run() {
     stage->moveBefore(module.getBody(), module.getBody()->end());
   }
 
-  // The stages replace the whole-program view.
+  // The stages replace the whole-program view; whether the spec had a
+  // backward of its own (trusted unless this module checks it) is kept for
+  // the verdict.
+  if (!module->hasAttr("tv.checks") && specHasCotangents(module))
+    module->setAttr("tv.spec_backward", StringAttr::get(module.getContext(),
+                                                        "trusted"));
   for (Operation &op : llvm::make_early_inc_range(*module.getBody()))
     if (isa<SpecOp, PlanOp, LineageOp, LineageMapOp>(op))
       op.erase();

@@ -342,6 +342,15 @@ void VerifyPass::runOnOperation() {
                                              toolStartTime())
                    .count();
   llvm::errs() << llvm::format("%.2f", std::max(run, secs)) << " s)\n";
+  // Whether the spec's own backward was checked (issue 16): proven against
+  // its forward in a --tv-derive-spec-backward module, else trusted.
+  if (auto c = module->getAttrOfType<StringAttr>("tv.checks");
+      c && c.getValue() == "spec-backward")
+    llvm::errs() << "tv-verify: the spec's backward is the vector-Jacobian "
+                    "product of its forward\n";
+  else if (module->hasAttr("tv.spec_backward"))
+    llvm::errs() << "tv-verify: the spec's own backward is trusted, not "
+                    "checked (--tv-derive-spec-backward checks it)\n";
   writeStats("proven", n, proven, 0, 0, byNorm, bySolver, memoHits, secs);
   if (dropStages) {
     // Printing thousands of proven stages would cost more than proving

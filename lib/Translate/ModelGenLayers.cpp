@@ -415,9 +415,9 @@ std::pair<Val, Val> Gen::attnBackward(Prog &P, const Dims &d, const Vals &w,
     T(P, lname(k, "d_v"), dv, 0, 1);
     Val dk = unrepeat(dkRep, "d_k_rot");
     Val dqp = P.rotary(dq, cosV, sinV, "d_q", /*grad=*/true);
-    T(P, lname(k, "d_q"), dqp, 0, 1);
+    T(P, lname(k, "d_q_heads"), dqp, 0, 1);
     Val dkp = P.rotary(dk, cosV, sinV, "d_k", /*grad=*/true);
-    T(P, lname(k, "d_k"), dkp, 0, 1);
+    T(P, lname(k, "d_k_heads"), dkp, 0, 1);
     auto flat = [&](const Val &t, int64_t nHeads, StringRef hint) {
       Val tt = P.transpose(t, {0, 2, 1, 3}, hint);
       return P.reshape(tt, {R, S, nHeads * hd}, hint);
@@ -442,7 +442,7 @@ std::pair<Val, Val> Gen::attnBackward(Prog &P, const Dims &d, const Vals &w,
                       "d_q_pe_rot");
   Val dqPe = P.rotary(dqRot, cosV, sinV, "d_q_pe", /*grad=*/true);
   Val dq4 = P.concat(dqNope, dqPe, 3, "d_q");
-  T(P, lname(k, "d_q"), dq4, 0, 1);
+  T(P, lname(k, "d_q_heads"), dq4, 0, 1);
   Val dqf = P.reshape(P.transpose(dq4, {0, 2, 1, 3}, "d_q_flat"),
                       {R, S, d.nh * dqk}, "d_q_flat");
   Val dkNope = P.slice(dkRep, {0, 0, 0, 0}, {R, d.nh, S, m.dNope}, "d_k_nope");

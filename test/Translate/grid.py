@@ -51,8 +51,10 @@ def run(job):
     ver = subprocess.run([opt, out, "--tv-verify-pipeline", "-o", os.devnull],
                          capture_output=True, text=True)
     os.remove(out)
-    last = (ver.stdout + ver.stderr).strip().splitlines()
-    last = last[-1] if last else ""
+    # The verdict is the first "tv-verify:" line (a note may follow it).
+    lines = (ver.stdout + ver.stderr).strip().splitlines()
+    verdicts = [l for l in lines if l.startswith("tv-verify:")]
+    last = verdicts[0] if verdicts else (lines[-1] if lines else "")
     if ver.returncode or not last.startswith("tv-verify: proven"):
         return name, last or f"exit {ver.returncode}"
     return name, None

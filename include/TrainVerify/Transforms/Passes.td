@@ -162,6 +162,25 @@ def TVVerify : Pass<"tv-verify", "::mlir::ModuleOp"> {
   ];
 }
 
+def TVDeriveSpecBackward : Pass<"tv-derive-spec-backward", "::mlir::ModuleOp"> {
+  let summary = "Replaces the module by the check that the spec's backward "
+                "is the vector-Jacobian product of its forward";
+  let dependentDialects = ["::mlir::tv::TVDialect"];
+  let description = [{
+    A spec input named `dY` is the cotangent of the spec output `Y`; a spec
+    output (or tag) named `dX` claims to be the gradient of the input (or
+    tag) `X`: the sum over the seeded outputs of <dY, Y> differentiated with
+    respect to X. The pass derives that gradient from the forward ops by
+    reverse-mode differentiation with tv's own backward ops, and replaces the
+    module by one whose spec is the forward and the derived backward and
+    whose plan is the written spec on one rank, every tensor of one name
+    tied to the same tensor. `--tv-verify-pipeline` on the result proves the
+    written backward equal to the derived one, or names the first op where
+    they part, as for any plan. Forward ops without a rule are refused by
+    name (docs/guide.md, "Checking the spec's backward").
+  }];
+}
+
 def TVInterpret : Pass<"tv-interpret", "::mlir::ModuleOp"> {
   let summary = "Runs spec and plan on random inputs and checks every lineage";
   // Every tv pass reads tv ops and the dialect's phase clock, also on a

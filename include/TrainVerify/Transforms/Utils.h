@@ -11,6 +11,10 @@
 
 namespace mlir::tv {
 
+/// Whether the module's spec has a backward to check: an input `dY` or
+/// `d_Y` for one of its outputs `Y` (--tv-derive-spec-backward).
+bool specHasCotangents(ModuleOp module);
+
 /// Canonical SSA form (see --tv-ssa-canonicalize). Idempotent: marks the
 /// module `tv.canonical` and does nothing on a marked module.
 LogicalResult ssaCanonicalize(ModuleOp module);
