@@ -86,6 +86,10 @@ private:
   void define(Prog &p, const TRef &t, Value v, int part = 0);
   LogicalResult emitNode(Prog &p, GraphInfo &g, const json::Object &node,
                          const std::string &path);
+  /// Warns at the nodes that read a plan tensor claimed by two spec tensors.
+  void warnConflictingClaims(
+      const std::map<std::pair<std::string, int64_t>, std::set<std::string>>
+          &claims);
   LogicalResult emitLineages(LineageWalk walk);
   Value unbroadcast(Location loc, Value g, ArrayRef<int64_t> target);
 

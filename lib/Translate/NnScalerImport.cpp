@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "JsonInput.h"
 #include "NnScaler.h"
+#include "TrainVerify/Dialect/LongLineDiagnostics.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "TrainVerify/Dialect/Lineage.h"
 
 #include "mlir/IR/Verifier.h"
@@ -154,12 +156,9 @@ Location Importer::locationAt(size_t offset) {
   auto it = std::upper_bound(lineStarts.begin(), lineStarts.end(), offset);
   size_t line = it - lineStarts.begin();
   size_t col = offset - lineStarts[line - 1] + 1;
-  // Diagnostics quote the line: on a file written as one long line (as
-  // the reference's exporter writes them) the node is named by its label
-  // alone, and the JSON path in the message says where it is.
-  size_t end = line < lineStarts.size() ? lineStarts[line] : buffer.size();
-  if (end - lineStarts[line - 1] > 400)
-    return UnknownLoc::get(ctx);
+  // A file written as one long line (as the reference's exporter writes
+  // them) keeps its line and column; addLongLineDiagnostics prints them
+  // without quoting the line.
   return FileLineColLoc::get(ctx, file, line, col);
 }
 
@@ -317,6 +316,9 @@ std::string Importer::signature(const json::Array &nodes, int64_t rank) {
 }
 
 OwningOpRef<ModuleOp> Importer::run() {
+  DiagnosticEngine::HandlerID longLines = addLongLineDiagnostics(ctx, file, buffer);
+  auto unregister = llvm::make_scope_exit(
+      [&] { ctx->getDiagEngine().eraseHandler(longLines); });
   using jsonscan::Span;
   std::string err;
   Span root{0, buffer.size()};

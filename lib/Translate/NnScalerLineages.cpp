@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "NnScaler.h"
+#include "TrainVerify/Dialect/Lineage.h"
+#include "llvm/Support/ScopedPrinter.h"
 
 using namespace mlir;
 using namespace mlir::tv;
@@ -149,6 +151,16 @@ LogicalResult Importer::emitLineages(LineageWalk walk) {
   if (failed(read))
     return failure();
   b.setInsertionPointToEnd(module.getBody());
+  // A plan tensor that VERDICT's lineages give two spec tensors is a bug
+  // signal (docs/nnscaler-import.md §7): a node read its inputs as the other
+  // tensor (br11 swaps the q and k gradients into BW.apply_rotary_emb).
+  // Claims of whole plan tensors only (partial sums are not claims of one).
+  std::map<std::pair<std::string, int64_t>, std::set<std::string>> claims;
+  for (Entry &e : entries)
+    for (auto &g : e.groups)
+      if (g.size() == 1)
+        claims[g[0]].insert(e.spec);
+  warnConflictingClaims(claims);
   for (Entry &e : entries) {
     // A slice stated both as whole plan tensors (the reduced gradient on
     // every replica) and as sums of partial ones (the micro-batch
@@ -213,4 +225,78 @@ LogicalResult Importer::emitLineages(LineageWalk walk) {
     }
   }
   return success();
+}
+
+void Importer::warnConflictingClaims(
+    const std::map<std::pair<std::string, int64_t>, std::set<std::string>>
+        &claims) {
+  ProgramParts parts = getProgramParts(module);
+  PlanOp plan = parts.plan;
+  if (!plan || !parts.spec)
+    return;
+  // Spec tensors that are copies of one another (a multiref) are one value:
+  // a plan tensor may stand for both.
+  llvm::StringMap<Value> specRoot;
+  parts.spec.walk([&](TagOp tag) {
+    Value v = tag.getValue();
+    while (auto c = v.getDefiningOp<CopyOp>())
+      v = c.getInput();
+    specRoot[tag.getName()] = v;
+  });
+  auto distinct = [&](const std::set<std::string> &specs) {
+    std::set<void *> roots;
+    for (const std::string &s : specs) {
+      auto it = specRoot.find(s);
+      roots.insert(it == specRoot.end() ? (void *)&s
+                                        : it->second.getAsOpaquePointer());
+    }
+    return roots.size() > 1;
+  };
+  // The consumers of each conflicting plan tensor, by the node that reads it.
+  std::map<std::string, std::vector<std::string>> byConsumer;
+  std::map<std::string, Location> consumerLoc;
+  for (auto &[ref, specs] : claims) {
+    if (specs.size() < 2 || !distinct(specs))
+      continue;
+    std::string what = "'" + ref.first + "'@" + std::to_string(ref.second) +
+                       " (claimed by";
+    for (const std::string &s : specs)
+      what += " '" + s + "'";
+    what += ")";
+    bool any = false;
+    for (auto prog : plan.getBody().front().getOps<RankProgramOp>()) {
+      if (!llvm::is_contained(prog.getRanks(), ref.second))
+        continue;
+      prog.walk([&](Operation *op) {
+        auto tag = dyn_cast<TagOp>(op);
+        if (!tag || tag.getName() != ref.first)
+          return;
+        for (Operation *u : tag.getValue().getUsers()) {
+          if (isa<TagOp, OutputOp>(u))
+            continue;
+          std::string key = llvm::to_string(u->getLoc());
+          consumerLoc.try_emplace(key, u->getLoc());
+          auto &list = byConsumer[key];
+          if (llvm::find(list, what) == list.end())
+            list.push_back(what);
+          any = true;
+        }
+      });
+    }
+    if (!any)
+      byConsumer["<no consumer>"].push_back(what);
+  }
+  for (auto &[key, tensors] : byConsumer) {
+    auto it = consumerLoc.find(key);
+    InFlightDiagnostic w =
+        emitWarning(it != consumerLoc.end() ? it->second : fileLoc)
+        << "conflicting lineages: "
+        << (it != consumerLoc.end() ? "this node reads"
+                                    : "no node reads")
+        << " plan tensor(s) that the lineages give two spec tensors:";
+    for (const std::string &t : tensors)
+      w << " " << t;
+    w << "; inputs swapped or misrouted here make the stages of those spec "
+         "tensors fail";
+  }
 }

@@ -1,4 +1,5 @@
 //===- tv-opt.cpp - the tv pass driver ------------------------------------===//
+#include "TrainVerify/Dialect/LongLineDiagnostics.h"
 #include "TrainVerify/Dialect/TVOps.h"
 #include "TrainVerify/Transforms/Passes.h"
 #include "TrainVerify/Transforms/Utils.h"
@@ -14,6 +15,16 @@ int main(int argc, char **argv) {
   mlir::tv::registerUpstreamPasses();
   mlir::DialectRegistry registry;
   registry.insert<mlir::tv::TVDialect>();
+  // Plans imported from one-line JSON carry locations on megabyte lines
+  // (not under --verify-diagnostics, whose handler must see every one).
+  bool verifying = false;
+  for (int i = 1; i < argc; ++i)
+    verifying |= llvm::StringRef(argv[i]).ltrim('-').starts_with(
+        "verify-diagnostics");
+  if (!verifying)
+    registry.addExtension(+[](mlir::MLIRContext *ctx, mlir::tv::TVDialect *) {
+      mlir::tv::addLongLineDiagnostics(ctx);
+    });
   // The IR of MLIR-based training compilers around MLIR's partitioner.
   mlir::tv::registerUpstreamDialects(registry);
   mlir::tv::setUpToolOptions("tv-opt");
