@@ -105,15 +105,14 @@ SmallVector<int64_t> MeshOp::getAxisGroup(int64_t rank,
 static LogicalResult verifyUniqueNames(Block &block) {
   llvm::StringMap<Operation *> names;
   for (Operation &op : block) {
-    StringRef name;
-    if (auto in = dyn_cast<InputOp>(op))
-      name = in.getName();
-    else if (auto tag = dyn_cast<TagOp>(op))
-      name = tag.getName();
-    else if (auto out = dyn_cast<OutputOp>(op))
-      name = out.getName();
-    else
+    if (!isa<InputOp, TagOp, OutputOp>(op))
       continue;
+    // Read defensively: this may run before the op's own verifier, which
+    // reports a missing or mistyped name.
+    auto nameAttr = op.getAttrOfType<StringAttr>("name");
+    if (!nameAttr)
+      continue;
+    StringRef name = nameAttr.getValue();
     auto [it, inserted] = names.try_emplace(name, &op);
     if (!inserted)
       return op.emitOpError() << "defines tensor name '" << name
@@ -220,6 +219,13 @@ LogicalResult PlanOp::verifyRegions() {
   if ((int64_t)getMicroBatches() < 1)
     return emitOpError() << "needs at least one micro-batch, got "
                          << getMicroBatches();
+  // Schedules and folds keep per-micro-batch state: an absurd count would
+  // exhaust memory before any diagnostic (model configs stop at 4096).
+  constexpr int64_t kMaxMicroBatches = 1 << 16;
+  if ((int64_t)getMicroBatches() > kMaxMicroBatches)
+    return emitOpError() << "has " << getMicroBatches()
+                         << " micro-batches; tv verifies at most "
+                         << kMaxMicroBatches;
   if (getFoldedMicroBatches() && !(*this)->getParentOfType<StageOp>())
     return emitOpError() << "can be folded only inside a tv.stage";
   if (getFoldedAttr() && !(*this)->getParentOfType<StageOp>())

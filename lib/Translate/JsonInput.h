@@ -49,6 +49,57 @@ inline Location jsonLocationAt(MLIRContext *ctx, llvm::StringRef file,
   return FileLineColLoc::get(ctx, file, line, col);
 }
 
+/// The byte offset of the value at JSON path `path` ("$", ".key", "[i]"
+/// steps) in `s`, or of the deepest prefix of the path that exists.
+inline size_t jsonPathOffset(llvm::StringRef s, llvm::StringRef path) {
+  jsonscan::Span cur;
+  unsigned depth = 0;
+  std::string err;
+  if (!jsonscan::value(s, 0, cur, depth, err))
+    return 0;
+  path.consume_front("$");
+  while (!path.empty()) {
+    bool found = false;
+    jsonscan::Span next;
+    if (path.consume_front(".")) {
+      size_t end = path.find_first_of(".[");
+      llvm::StringRef key = path.take_front(end);
+      path = path.drop_front(key.size());
+      jsonscan::members(
+          s, cur,
+          [&](llvm::StringRef k, jsonscan::Span v) {
+            if (k != key)
+              return true;
+            next = v, found = true;
+            return false;
+          },
+          err);
+    } else if (path.consume_front("[")) {
+      size_t close = path.find(']');
+      size_t index;
+      if (close == llvm::StringRef::npos ||
+          path.take_front(close).getAsInteger(10, index))
+        break;
+      path = path.drop_front(close + 1);
+      jsonscan::elements(
+          s, cur,
+          [&](size_t i, jsonscan::Span v) {
+            if (i != index)
+              return true;
+            next = v, found = true;
+            return false;
+          },
+          err);
+    } else {
+      break;
+    }
+    if (!found)
+      break;
+    cur = next;
+  }
+  return jsonscan::skipSpace(s, cur.begin);
+}
+
 /// The first key that an object of the value at `v` holds twice (llvm::json
 /// keeps one of them silently): its byte offset and name.
 inline std::optional<std::pair<size_t, std::string>>

@@ -128,11 +128,17 @@ LogicalResult exportJsonPlan(ModuleOp module, llvm::raw_ostream &os) {
 namespace {
 class JsonPlanImporter {
 public:
-  JsonPlanImporter(MLIRContext *ctx, StringRef file)
-      : ctx(ctx), loc(FileLineColLoc::get(ctx, file, 0, 0)) {}
+  JsonPlanImporter(MLIRContext *ctx, StringRef file, StringRef buffer)
+      : ctx(ctx), loc(FileLineColLoc::get(ctx, file, 0, 0)), file(file.str()),
+        buffer(buffer) {}
+
+  /// Where the value at `path` starts in the input.
+  Location at(const std::string &path) {
+    return jsonLocationAt(ctx, file, buffer, jsonPathOffset(buffer, path));
+  }
 
   InFlightDiagnostic error(const std::string &path) {
-    InFlightDiagnostic d = emitError(loc);
+    InFlightDiagnostic d = emitError(at(path));
     d << "json plan: at " << path << ": ";
     return d;
   }
@@ -151,7 +157,7 @@ public:
       if (!opName || opName->getDialectNamespace() != "tv")
         return error(opath + ".op") << "unknown op '" << *name
                                     << "' (only tv ops are allowed)";
-      OperationState state(NameLoc::get(StringAttr::get(ctx, opath), loc),
+      OperationState state(NameLoc::get(StringAttr::get(ctx, opath), at(opath)),
                            *opName);
       if (const json::Array *operands = o->getArray("operands")) {
         for (auto [k, v] : llvm::enumerate(*operands)) {
@@ -350,6 +356,8 @@ public:
 private:
   MLIRContext *ctx;
   Location loc;
+  std::string file;
+  StringRef buffer;
 };
 } // namespace
 
@@ -360,7 +368,9 @@ OwningOpRef<Operation *> importJsonPlan(llvm::SourceMgr &sourceMgr,
   std::optional<JsonInput> in = readJsonObject(sourceMgr, ctx, "json plan");
   if (!in)
     return {};
-  JsonPlanImporter importer(ctx, in->file);
+  JsonPlanImporter importer(
+      ctx, in->file,
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer());
   OwningOpRef<ModuleOp> m = importer.run(in->root());
   if (!m)
     return {};
