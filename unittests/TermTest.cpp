@@ -35,6 +35,30 @@ TEST_F(TermFixture, ExactRationals) {
   EXPECT_NE(c.scale(a, Rat(2)), c.scale(a, Rat(3)));
 }
 
+// A program's constants are read as the simplest fraction that rounds to
+// them; every reading rounds back to the same double (what the concrete
+// interpreter computes with).
+TEST_F(TermFixture, ConstantsAreTheirSimplestFraction) {
+  auto frac = [](int64_t n, int64_t d) {
+    return Rat(llvm::DynamicAPInt(n), llvm::DynamicAPInt(d));
+  };
+  EXPECT_EQ(Rat::fromConstant(1.0 / 12), frac(1, 12));
+  EXPECT_EQ(Rat::fromConstant(-1.0 / 3), frac(-1, 3));
+  EXPECT_EQ(Rat::fromConstant(0.1), frac(1, 10));
+  EXPECT_EQ(Rat::fromConstant(0.5), frac(1, 2));
+  EXPECT_EQ(Rat::fromConstant(3.0), Rat(3));
+  EXPECT_EQ(Rat::fromConstant(1e-5), frac(1, 100000));
+  // Exact readings differ from 1/12: the double is not 1/12.
+  EXPECT_NE(Rat::fromDouble(1.0 / 12), frac(1, 12));
+  // One ulp off is not 1/12 (a different constant, never proven equal).
+  double off = std::nextafter(1.0 / 12, 1.0);
+  EXPECT_NE(Rat::fromConstant(off), frac(1, 12));
+  for (double v : {1.0 / 12, off, 0.35355339059327373, 1e-300, 6.02e23,
+                   -2.5e-7, 1.0 / 4096}) {
+    EXPECT_EQ(Rat::fromConstant(v).toDouble(), v) << v;
+  }
+}
+
 TEST_F(TermFixture, InversesOfMonomials) {
   EXPECT_EQ(c.mul(a, c.inv(a)), c.one());
   EXPECT_EQ(c.div(c.mul(a, b), b), a);

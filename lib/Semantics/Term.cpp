@@ -49,6 +49,34 @@ Rat Rat::fromDouble(double v) {
   return Rat(n, d);
 }
 
+Rat Rat::fromConstant(double v) {
+  Rat exact = fromDouble(v);
+  if (exact.den == 1 || !std::isfinite(v))
+    return exact;
+  // Convergents h/k of the continued fraction of |v|; the first whose
+  // correctly rounded quotient is v (both parts below 2^53, so IEEE
+  // division rounds the exact quotient) is the simplest such fraction.
+  bool negative = exact.num < 0;
+  DynamicAPInt n = absVal(exact.num), d = exact.den;
+  // h/k is the last convergent, hPrev/kPrev the one before (h_{-1}/k_{-1}
+  // = 1/0, h_{-2}/k_{-2} = 0/1).
+  DynamicAPInt hPrev(0), h(1), kPrev(1), k(0);
+  const DynamicAPInt limit(int64_t(1) << 32);
+  const double target = std::fabs(v);
+  while (d != 0) {
+    DynamicAPInt a = n / d;
+    DynamicAPInt r = n % d;
+    DynamicAPInt hNext = a * h + hPrev, kNext = a * k + kPrev;
+    hPrev = h, kPrev = k, h = hNext, k = kNext;
+    n = d, d = r;
+    if (k > limit || h > DynamicAPInt(int64_t(1) << 52))
+      break;
+    if ((double)int64_t(h) / (double)int64_t(k) == target)
+      return Rat(negative ? -h : h, k);
+  }
+  return exact;
+}
+
 double Rat::toDouble() const {
   // Shift both parts right until they fit in 62 bits; the ratio keeps ~60
   // significant bits, far more than a double holds.

@@ -157,8 +157,10 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
       d0 += rank;
     if (d1 < 0)
       d1 += rank;
+    if (d0 < 0 || d0 >= rank || d1 < 0 || d1 >= rank)
+      return FailureOr<SmallVector<int64_t>>(failure());
     std::swap(perm[d0], perm[d1]);
-    return perm;
+    return FailureOr<SmallVector<int64_t>>(perm);
   };
   auto transposed = [&](Value x, ArrayRef<int64_t> perm) -> Value {
     auto ty = cast<RankedTensorType>(x.getType());
@@ -452,7 +454,12 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
     auto x = in(0);
     if (failed(x) || failed(needOuts(1)))
       return failure();
-    define(p, outs[0], transposed(*x, perm2(rankOf(*x))));
+    auto perm = perm2(rankOf(*x));
+    if (failed(perm))
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ".kwargs: dim0 / dim1 outside a tensor of rank "
+                            << rankOf(*x);
+    define(p, outs[0], transposed(*x, *perm));
   } else if (op == "FW_softmax" || op == "BW_softmax") {
     bool fw = op == "FW_softmax";
     auto x = in(fw ? 0 : 1);

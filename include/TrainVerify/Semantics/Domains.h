@@ -47,7 +47,7 @@ struct SymDomain {
   V div(V a, V b) { return c.div(a, b); }
   V neg(V a) { return c.neg(a); }
   V scale(V a, double k) {
-    return std::isfinite(k) ? c.scale(a, sym::Rat::fromDouble(k)) : c.undef();
+    return std::isfinite(k) ? c.scale(a, sym::Rat::fromConstant(k)) : c.undef();
   }
   V divInt(V a, int64_t n) {
     return c.scale(a, sym::Rat(llvm::DynamicAPInt(1), llvm::DynamicAPInt(n)));

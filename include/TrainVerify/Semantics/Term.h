@@ -31,6 +31,11 @@ struct Rat {
   Rat(llvm::DynamicAPInt n, llvm::DynamicAPInt d);
   /// The exact value of a finite double.
   static Rat fromDouble(double v);
+  /// The value a constant of a program denotes: the simplest fraction
+  /// (denominator at most 2^32) whose correctly rounded double is `v` — 1/12
+  /// for 0.08333333333333333 — else the exact value (docs/soundness.md,
+  /// "Constants").
+  static Rat fromConstant(double v);
   bool isZero() const { return num == 0; }
   bool isOne() const { return num == 1 && den == 1; }
   double toDouble() const;
@@ -100,7 +105,7 @@ public:
   TermId zero() const { return zeroId; }
   TermId one() const { return oneId; }
   TermId constant(const Rat &c);
-  TermId constant(double c) { return constant(Rat::fromDouble(c)); }
+  TermId constant(double c) { return constant(Rat::fromConstant(c)); }
   /// A fresh variable; `isInt` variables hold integers (token ids, labels),
   /// `isBool` ones 0 or 1 (masks).
   TermId var(llvm::StringRef name, bool isInt = false, bool isBool = false);
