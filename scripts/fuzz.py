@@ -218,7 +218,8 @@ def mutate(target, data, rng):
 
 def limit_memory(mb):
     def set_limits():
-        resource.setrlimit(resource.RLIMIT_AS, (mb << 20, mb << 20))
+        if mb > 0:  # 0: no cap (sanitized builds reserve terabytes of shadow)
+            resource.setrlimit(resource.RLIMIT_AS, (mb << 20, mb << 20))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     return set_limits
 
@@ -323,7 +324,10 @@ def main():
     p.add_argument("--seconds", type=float, default=60)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--timeout", type=float, default=30)
-    p.add_argument("--memory-mb", type=int, default=4096)
+    p.add_argument("--memory-mb", type=int,
+                   default=int(os.environ.get("TV_FUZZ_MEMORY_MB", "4096")),
+                   help="address-space cap per run (0: none; default "
+                        "$TV_FUZZ_MEMORY_MB or 4096)")
     p.add_argument("--replay", action="store_true")
     args = p.parse_args()
     if args.replay:

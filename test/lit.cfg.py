@@ -18,7 +18,8 @@ config.substitutions.append(("%tv_src", config.tv_src_root))
 config.substitutions.append(("%tv_plugin", os.path.join(config.tv_obj_root, "lib", "libTVPlugin.so")))
 config.substitutions.append(("%examples", os.path.join(config.tv_src_root, "examples")))
 
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
+                                    "TV_FUZZ_MEMORY_MB"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [os.path.join(config.tv_obj_root, "bin"), config.llvm_tools_dir]

@@ -244,14 +244,20 @@ LogicalResult Deriver::rule(Operation *op, std::string &why) {
     to(0, make(loc, "tv.softmax_grad", {fwd.lookup(r), g}, gt,
                copyAttrs({"dim"})));
   } else if (isa<LinearOp>(op)) {
-    if (op->getNumOperands() != 2) {
-      why = "no derivative rule for a 'tv.linear' with a bias";
-      return failure();
-    }
     auto d = makeN(loc, "tv.linear_grad", {in(0), in(1), g},
                    TypeRange{ty(0), ty(1)});
     to(0, d[0]);
     to(1, d[1]);
+    if (op->getNumOperands() == 3) {
+      // The bias's gradient: g summed over every dimension but the last.
+      auto rank = cast<RankedTensorType>(gt).getRank();
+      SmallVector<int64_t> dims;
+      for (int64_t i = 0; i + 1 < rank; ++i)
+        dims.push_back(i);
+      to(2, dims.empty() ? g
+                         : make(loc, "tv.sum", {g}, ty(2),
+                                {attr("dims", b.getDenseI64ArrayAttr(dims))}));
+    }
   } else if (isa<MatmulOp>(op)) {
     auto lt = cast<RankedTensorType>(ty(0)), rt = cast<RankedTensorType>(ty(1));
     if (lt.getRank() != rt.getRank() ||

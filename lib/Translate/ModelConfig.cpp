@@ -79,7 +79,7 @@ namespace {
 /// the training step's math, or accepted only at the value tv's model has;
 /// anything else is refused by name (docs/decisions.md 50): tv must never
 /// prove a model other than the one it was given.
-static LogicalResult auditKeys(const json::Object &o, const ModelCfg &c,
+static LogicalResult auditKeys(const json::Object &o, ModelCfg &c,
                                bool meta, std::string &err) {
   static const std::set<std::string> modeledHF = {
       "model_type", "hidden_size", "num_hidden_layers", "num_attention_heads",
@@ -140,6 +140,31 @@ static LogicalResult auditKeys(const json::Object &o, const ModelCfg &c,
       ok = i && c.nh > 0 && *i * c.nh == c.H;
       want = c.nh > 0 ? std::to_string(c.H / std::max<int64_t>(c.nh, 1))
                       : "hidden_size / num_attention_heads";
+    } else if (key == "rope_scaling" && !v.getAsNull()) {
+      // Every rope type of Hugging Face's (Llama 3.1's "llama3", YaRN's
+      // attention factor included) changes only the values of the cos /
+      // sin tables, and the tables are inputs of the step that spec and
+      // plan share: the proof holds for every table, the scaled one
+      // included (docs/decisions.md 53). An unknown type is refused.
+      static const std::set<std::string> types = {
+          "default", "linear", "dynamic", "yarn", "longrope", "llama3"};
+      const json::Object *r = v.getAsObject();
+      std::optional<StringRef> t =
+          r ? (r->getString("rope_type") ? r->getString("rope_type")
+                                         : r->getString("type"))
+            : std::nullopt;
+      ok = t && types.count(t->str());
+      want = "null or a Hugging Face rope type (default, linear, dynamic, "
+             "yarn, longrope, llama3)";
+      if (ok)
+        c.ropeScaling = str(v);
+    } else if (c.qkvBias &&
+               (key == "sliding_window" || key == "max_window_layers") &&
+               o.getBoolean("use_sliding_window") != std::optional<bool>(true)) {
+      // Qwen2 reads them only with use_sliding_window = true (its configs
+      // state a window they do not use); use_sliding_window itself must be
+      // false. Mistral applies any sliding_window: refused there.
+      ok = true;
     } else if (key == "rope_scaling" || key == "sliding_window" ||
                key == "quantization_config") {
       ok = v.getAsNull().has_value(), want = "null";
@@ -171,7 +196,8 @@ static LogicalResult auditKeys(const json::Object &o, const ModelCfg &c,
     }
     if (!ok) {
       err = "key '" + key + "' = " + str(v) + " is not modeled (tv's " +
-            (c.deepseek ? "DeepSeek" : "Llama") + " model has " + want + ")";
+            (c.deepseek ? "DeepSeek" : c.qkvBias ? "Qwen2" : "Llama") +
+            " model has " + want + ")";
       return failure();
     }
   }
@@ -228,10 +254,14 @@ static LogicalResult parseModelKeys(const json::Object &o, ModelCfg &c,
     std::optional<StringRef> s = t->getAsString();
     if (s && (*s == "deepseek_v3" || *s == "deepseek_v2")) {
       c.deepseek = true;
+    } else if (s && *s == "qwen2") {
+      c.qkvBias = true;
     } else if (!s || *s != "llama") {
-      err = "unsupported model_type" +
-            (s ? " '" + s->str() + "'" : std::string()) +
-            " (supported: \"llama\", \"deepseek_v3\", \"deepseek_v2\")";
+      // Worded as a key error, so that it is reported at the key.
+      err = "key 'model_type' = " +
+            (s ? "\"" + s->str() + "\"" : std::string("a non-string")) +
+            " is not supported (supported: \"llama\", \"qwen2\", "
+            "\"deepseek_v3\", \"deepseek_v2\")";
       return failure();
     }
   }
@@ -509,6 +539,11 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
   }
   if (failed(verify(*module)) || failed(checkLineages(*module)))
     return fail("internal error: the generated module is not valid");
+  // What the RoPE table inputs stand for: not a change of the step, but
+  // part of what the user's model is (the output then says so).
+  if (!mc.ropeScaling.empty())
+    (*module)->setAttr("tv.rope_scaling",
+                       StringAttr::get(ctx, mc.ropeScaling));
   return OwningOpRef<Operation *>(module.release());
 }
 } // namespace mlir::tv

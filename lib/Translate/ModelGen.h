@@ -163,6 +163,14 @@ public:
                 "tv.linear " + x.ref() + ", " + w.ref() + attrs() + " : (" +
                     x.ty() + ", " + w.ty() + ") -> " + tyOf(s));
   }
+  Val linearBias(const Val &x, const Val &w, const Val &bias, StringRef hint) {
+    Shape s = x.s;
+    s.back() = w.s[0];
+    return emit(hint, s,
+                "tv.linear " + x.ref() + ", " + w.ref() + ", " + bias.ref() +
+                    attrs() + " : (" + x.ty() + ", " + w.ty() + ", " +
+                    bias.ty() + ") -> " + tyOf(s));
+  }
   std::pair<Val, Val> linearGrad(const Val &x, const Val &w, const Val &g,
                                  StringRef hx, StringRef hw) {
     Val dx = fresh(hx, x.s), dw = fresh(hw, w.s);
@@ -474,6 +482,12 @@ struct ModelCfg {
   // DeepSeek-V3: MLA and MoE.
   int64_t qLora = 0, kvLora = 0, dRope = 0, dNope = 0, dV = 0;
   int64_t nExperts = 0, topK = 0, nShared = 0, moeI = 0, firstDense = 0;
+  /// Qwen2 / Qwen2.5 (model_type "qwen2"): the Llama architecture with a
+  /// bias on the q, k and v projections.
+  bool qkvBias = false;
+  /// The config's `rope_scaling` (JSON), empty if none: it changes the
+  /// values of the RoPE tables, which are inputs of the step.
+  std::string ropeScaling;
 };
 
 struct ParCfg {

@@ -63,6 +63,12 @@ Vals Gen::layerWeights(Prog &P, int64_t k, const Dims &d) {
     in("wq", {d.nh * hd, m.H}, 0);
     in("wk", {d.nkv * hd, m.H}, 0);
     in("wv", {d.nkv * hd, m.H}, 0);
+    if (m.qkvBias) {
+      // Column-parallel like their weights' rows: sharded over the heads.
+      in("bq", {d.nh * hd}, 0);
+      in("bk", {d.nkv * hd}, 0);
+      in("bv", {d.nkv * hd}, 0);
+    }
     in("wo", {m.H, d.nh * hd}, 1);
   } else {
     // Multi-head latent attention (DeepSeek-V2/V3): low-rank query and
@@ -158,16 +164,19 @@ void Gen::attnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
   int64_t R = d.rows;
   if (!m.deepseek) {
     // q, k, v: [R, S, heads * hd] -> [R, S, heads, hd] -> [R, heads, S, hd].
-    auto heads = [&](const Val &wt, int64_t nHeads, StringRef hint) {
-      Val l = P.linear(xg, wt, hint);
+    auto heads = [&](StringRef wName, int64_t nHeads, StringRef hint) {
+      const Val &wt = w.at(wName.str());
+      Val l = m.qkvBias ? P.linearBias(xg, wt, w.at("b" + wName.drop_front().str()),
+                                       hint)
+                        : P.linear(xg, wt, hint);
       Val r = P.reshape(l, {R, S, nHeads, hd}, hint);
       return P.transpose(r, {0, 2, 1, 3}, hint);
     };
-    a["q"] = P.rotary(heads(w.at("wq"), d.nh, "q"), cosV, sinV, "q_rot");
+    a["q"] = P.rotary(heads("wq", d.nh, "q"), cosV, sinV, "q_rot");
     T(P, lname(k, "q"), a["q"], 0, 1);
-    a["k"] = P.rotary(heads(w.at("wk"), d.nkv, "k"), cosV, sinV, "k_rot");
+    a["k"] = P.rotary(heads("wk", d.nkv, "k"), cosV, sinV, "k_rot");
     T(P, lname(k, "k"), a["k"], 0, 1);
-    a["v"] = heads(w.at("wv"), d.nkv, "v");
+    a["v"] = heads("wv", d.nkv, "v");
     T(P, lname(k, "v"), a["v"], 0, 1);
     // Grouped-query attention: query head j reads key/value head j / rep.
     auto repeat = [&](const Val &t, StringRef hint) {
@@ -422,15 +431,24 @@ std::pair<Val, Val> Gen::attnBackward(Prog &P, const Dims &d, const Vals &w,
       Val tt = P.transpose(t, {0, 2, 1, 3}, hint);
       return P.reshape(tt, {R, S, nHeads * hd}, hint);
     };
-    auto [dxq, dwq] = P.linearGrad(xg, w.at("wq"), flat(dqp, d.nh, "d_q_flat"),
-                                   "d_xn_q", "d_wq");
-    auto [dxk, dwk] = P.linearGrad(
-        xg, w.at("wk"), flat(dkp, d.nkv, "d_k_flat"), "d_xn_k", "d_wk");
-    auto [dxv, dwv] = P.linearGrad(xg, w.at("wv"), flat(dv, d.nkv, "d_v_flat"),
-                                   "d_xn_v", "d_wv");
+    Val gq = flat(dqp, d.nh, "d_q_flat"), gk = flat(dkp, d.nkv, "d_k_flat"),
+        gv = flat(dv, d.nkv, "d_v_flat");
+    auto [dxq, dwq] = P.linearGrad(xg, w.at("wq"), gq, "d_xn_q", "d_wq");
+    auto [dxk, dwk] = P.linearGrad(xg, w.at("wk"), gk, "d_xn_k", "d_wk");
+    auto [dxv, dwv] = P.linearGrad(xg, w.at("wv"), gv, "d_xn_v", "d_wv");
     grad(P, lname(k, "wq"), dwq, 0);
     grad(P, lname(k, "wk"), dwk, 0);
     grad(P, lname(k, "wv"), dwv, 0);
+    if (m.qkvBias) {
+      // A bias's gradient: the output gradient summed over rows and
+      // positions (the whole sequence: xg is gathered under sp).
+      auto biasGrad = [&](const Val &g, StringRef hint) {
+        return P.sum(P.sum(g, 0, hint), 0, hint);
+      };
+      grad(P, lname(k, "bq"), biasGrad(gq, "d_bq"), 0);
+      grad(P, lname(k, "bk"), biasGrad(gk, "d_bk"), 0);
+      grad(P, lname(k, "bv"), biasGrad(gv, "d_bv"), 0);
+    }
     return {P.add(P.add(dxq, dxk, "d_xn_qk"), dxv,
                   d.tp ? "d_xn_part" : "d_xn"),
             Val{}};

@@ -317,7 +317,7 @@ std::string Importer::signature(const json::Array &nodes, int64_t rank) {
 
 OwningOpRef<ModuleOp> Importer::run() {
   DiagnosticEngine::HandlerID longLines = addLongLineDiagnostics(ctx, file, buffer);
-  auto unregister = llvm::make_scope_exit(
+  llvm::scope_exit unregister(
       [&] { ctx->getDiagEngine().eraseHandler(longLines); });
   using jsonscan::Span;
   std::string err;

@@ -244,11 +244,13 @@ void Importer::warnConflictingClaims(
     specRoot[tag.getName()] = v;
   });
   auto distinct = [&](const std::set<std::string> &specs) {
-    std::set<void *> roots;
+    std::set<const void *> roots;
     for (const std::string &s : specs) {
       auto it = specRoot.find(s);
-      roots.insert(it == specRoot.end() ? (void *)&s
-                                        : it->second.getAsOpaquePointer());
+      roots.insert(it == specRoot.end()
+                       ? static_cast<const void *>(&s)
+                       : static_cast<const void *>(
+                             it->second.getAsOpaquePointer()));
     }
     return roots.size() > 1;
   };
