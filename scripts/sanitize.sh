@@ -11,7 +11,14 @@
 # go to files under build-asan/reports/ rather than only to stderr, so that a
 # test expecting failure (`not tv-opt ...`) cannot swallow one: the run fails
 # unless that directory stays empty.
+#
+# --subset runs the unit tests and the lit tests of the dialect, the passes
+# (partition, fold, shape reduction), the verifier, a 2-layer DeepSeek plan,
+# the nnScaler demo and the fuzz corpus: what ./scripts/test.sh runs in CI
+# (the whole suite takes ~20 minutes under the sanitizers on 2 cores).
 set -uo pipefail
+subset=""
+[ "${1:-}" = "--subset" ] && subset='Dialect/|Transforms/|Verify/|Translate/deepseek|NnScaler/demo|Fuzz/'
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 "$root/scripts/setup.sh" >&2 || { echo "sanitize: set-up failed"; exit 1; }
@@ -51,7 +58,18 @@ else
   failed=$((failed + 1))
 fi
 lit_log=$(mktemp)
-/usr/lib/llvm-22/bin/lit -s build-asan/test 2>&1 | tee "$lit_log" >&2
+# The plugin test loads tv into Debian's uninstrumented mlir-opt-22, which
+# cannot host the sanitizer runtimes; the reference docs are not built here;
+# validate_shard_partition makes upstream's partitioner crash on purpose (pair
+# 14, a known MLIR 22 bug) in a child tv-opt, whose report is not tv's.
+filter_out='plugin|reference_current|validate_shard_partition'
+if [ -n "$subset" ]; then
+  /usr/lib/llvm-22/bin/lit -s build-asan/test --filter "$subset" \
+    --filter-out "$filter_out" 2>&1 | tee "$lit_log" >&2
+else
+  /usr/lib/llvm-22/bin/lit -s build-asan/test --filter-out "$filter_out" 2>&1 \
+    | tee "$lit_log" >&2
+fi
 l_passed=$(sed -n 's/^ *Passed *: *\([0-9]*\).*/\1/p' "$lit_log" | tail -1)
 l_bad=$(grep -E '^ *(Failed|Unresolved|Unexpectedly Passed|Timed Out) *:' "$lit_log" \
   | awk -F: '{ n += $2 } END { print n + 0 }')

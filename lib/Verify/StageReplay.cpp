@@ -21,7 +21,9 @@ using namespace mlir::tv::stagecheck;
 
 namespace {
 
-thread_local double tolerance = 1e-6;
+// Relative: doubles carry 1e-16; reductions in a stage lose a few digits at
+// most. Tight enough to see a changed epsilon or a constant off by 1e-8.
+thread_local double tolerance = 1e-9;
 
 bool close(double a, double b) {
   if (std::isnan(a) || std::isnan(b))
@@ -38,18 +40,74 @@ std::string fmt(double v) {
   return s;
 }
 
-/// A random input value of `kind` (0 real, 1 integer id, 2 mask bit): reals
-/// from [-2, 2], or with `smallIntegers` from {±1, ±2, ±3}.
-double drawInput(std::mt19937_64 &rng, int kind, bool smallIntegers) {
+/// What the stage's spec does with one of its inputs, so that random values
+/// exercise it: the ids of an embedding or a loss range over the whole
+/// vocabulary (`idBound`), and a value under a square root or a logarithm is
+/// drawn positive.
+struct InputDomain {
+  int64_t idBound = 0;
+  bool positive = false;
+};
+
+/// The domains of the spec inputs of `stage`, found by following each
+/// input through data movement to the ops that constrain it.
+llvm::StringMap<InputDomain> inputDomains(StageOp stage) {
+  llvm::StringMap<InputDomain> out;
+  for (auto in : stage.getSpec().getBody().front().getOps<InputOp>()) {
+    InputDomain dom;
+    SmallVector<Value> work{in.getResult()};
+    DenseSet<Value> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (!seen.insert(v).second)
+        continue;
+      for (OpOperand &use : v.getUses()) {
+        Operation *u = use.getOwner();
+        auto bound = [&](int64_t b) {
+          if (b > 0)
+            dom.idBound = dom.idBound ? std::min(dom.idBound, b) : b;
+        };
+        if (isa<ReshapeOp, TransposeOp, SliceOp, CopyOp, BroadcastOp,
+                ConcatOp>(u))
+          work.push_back(u->getResult(0));
+        else if (auto e = dyn_cast<EmbeddingOp>(u); e && use.getOperandNumber() == 0)
+          bound(cast<RankedTensorType>(e.getTable().getType()).getDimSize(0));
+        else if (auto ce = dyn_cast<CrossEntropyOp>(u);
+                 ce && use.getOperandNumber() == 1)
+          bound(cast<RankedTensorType>(ce.getLogits().getType()).getShape().back());
+        else if (isa<SqrtOp, RsqrtOp, LogOp>(u))
+          dom.positive = true;
+      }
+    }
+    out[in.getName()] = dom;
+  }
+  return out;
+}
+
+/// A random input value of `kind` (0 real, 1 integer id, 2 mask bit) for
+/// the element `element` ("name[i, j]") of an input: ids over the input's
+/// vocabulary (else [0, 8)), reals from [-2, 2] ([1/4, 2] under a root or a
+/// logarithm), or with `smallIntegers` from {±1, ±2, ±3} ({1, 2, 3}).
+double drawInput(std::mt19937_64 &rng, int kind, bool smallIntegers,
+                 const llvm::StringMap<InputDomain> *domains = nullptr,
+                 StringRef element = "") {
+  InputDomain dom;
+  if (domains) {
+    auto it = domains->find(element.take_front(element.rfind('[')));
+    if (it != domains->end())
+      dom = it->second;
+  }
   if (kind == 2)
     return (double)(rng() % 2);
   if (kind == 1)
-    return (double)(rng() % 8);
+    return (double)(rng() % uint64_t(dom.idBound > 0 ? dom.idBound : 8));
   if (smallIntegers) {
     static const double picks[] = {-3, -2, -1, 1, 2, 3};
-    return picks[rng() % 6];
+    return dom.positive ? picks[3 + rng() % 3] : picks[rng() % 6];
   }
-  return std::uniform_real_distribution<double>(-2.0, 2.0)(rng);
+  return dom.positive
+             ? std::uniform_real_distribution<double>(0.25, 2.0)(rng)
+             : std::uniform_real_distribution<double>(-2.0, 2.0)(rng);
 }
 
 /// Where a plan tensor named `name` on `rank` is computed in the stage.
@@ -288,13 +346,15 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
   ConcreteDomain cd;
   size_t next = 0;
   std::vector<std::pair<std::string, double>> inputs;
+  llvm::StringMap<InputDomain> domains = inputDomains(stage);
   Bindings<ConcreteDomain> b{cd, [&](const std::string &name, int kind) {
                                double v;
                                if (next < assignment.size() || !rng) {
                                  v = next < assignment.size() ? assignment[next]
                                                               : 0.0;
                                } else {
-                                 v = drawInput(*rng, kind, smallIntegers);
+                                 v = drawInput(*rng, kind, smallIntegers,
+                                               &domains, name);
                                }
                                if (kind)
                                  v = std::round(v);
@@ -362,8 +422,9 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
   {
     std::mt19937_64 grng(0x7476);
     Bindings<ConcreteDomain> gb{cd,
-                                [&](const std::string &, int kind) {
-                                  return drawInput(grng, kind, false);
+                                [&](const std::string &name, int kind) {
+                                  return drawInput(grng, kind, false,
+                                                   &domains, name);
                                 },
                                 {}, {}, {}};
     bool assumptionsHold = true;
@@ -574,7 +635,7 @@ StageResult mlir::tv::interpretStage(StageOp stage, uint64_t seed,
   tolerance = tol;
   std::mt19937_64 rng(seed);
   bool found = replay(stage, *schedule, {}, &rng, result);
-  tolerance = 1e-6;
+  tolerance = 1e-9;
   if (!found) {
     if (result.outcome == StageResult::Error && !result.headline.empty())
       return result;

@@ -194,7 +194,7 @@ def TVInterpret : Pass<"tv-interpret", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"seed", "seed", "unsigned", "1", "Random seed">,
-    Option<"tolerance", "tolerance", "double", "1e-6",
+    Option<"tolerance", "tolerance", "double", "1e-9",
            "Relative tolerance of the comparison">,
   ];
 }
