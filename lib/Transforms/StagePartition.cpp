@@ -534,11 +534,12 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
     for (Operation &op : prog.getBody().front())
       if (ops.contains(&op) && !isa<InputOp>(op))
         rb.clone(op, map);
-    for (auto &[ptr, name] : k.targets) {
+    for (const auto &target : k.targets) {
+      const std::string &name = target.second;
       // An alias target that is also an input already carries its name.
       if (llvm::any_of(k.inputs, [&](auto &in) { return in.second == name; }))
         continue;
-      Value v = Value::getFromOpaquePointer(ptr);
+      Value v = Value::getFromOpaquePointer(target.first);
       OutputOp::create(rb, v.getLoc(), name, map.lookupOrDefault(v));
     }
   }

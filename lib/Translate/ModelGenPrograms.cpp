@@ -128,7 +128,10 @@ std::string Gen::stageProgram(int64_t s) {
          p.tp > 1,
          sp,
          sp ? S / p.tp : S};
-  auto [k0, k1] = layerRange(s);
+  // Plain variables, not a structured binding: the lambdas below capture
+  // them (C++17 forbids capturing bindings; clang enforces it).
+  int64_t k0, k1;
+  std::tie(k0, k1) = layerRange(s);
   bool first = s == 0, last = s == p.pp - 1;
   auto in = [&](const std::string &spec, const std::string &name, Shape sh,
                 int64_t batchDim, int64_t tpDim, int64_t mb,

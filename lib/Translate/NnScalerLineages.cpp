@@ -257,7 +257,9 @@ void Importer::warnConflictingClaims(
   // The consumers of each conflicting plan tensor, by the node that reads it.
   std::map<std::string, std::vector<std::string>> byConsumer;
   std::map<std::string, Location> consumerLoc;
-  for (auto &[ref, specs] : claims) {
+  for (const auto &claim : claims) {
+    const std::pair<std::string, int64_t> &ref = claim.first;
+    const std::set<std::string> &specs = claim.second;
     if (specs.size() < 2 || !distinct(specs))
       continue;
     std::string what = "'" + ref.first + "'@" + std::to_string(ref.second) +
