@@ -197,6 +197,11 @@ const OpCase kOps[] = {
     tv.output "r", %r : tensor<2x3x4xf32>
     tv.output "p", %p : tensor<2x3x3xf32>
     tv.output "ce", %ce : tensor<f32>)"},
+  {"sliding_window_mask", R"(%q = tv.input "q" : tensor<2x4x4xf32>
+    %m = tv.causal_mask {window = 2} : tensor<4x4xi1>
+    %am = tv.apply_mask %q, %m : tensor<2x4x4xf32>, tensor<4x4xi1> -> tensor<2x4x4xf32>
+    %p = tv.softmax %am dim 2 : tensor<2x4x4xf32>
+    tv.output "p", %p : tensor<2x4x4xf32>)"},
   {"embedding_movement", R"(%ids = tv.input "ids" : tensor<2x3xi64>
     %t = tv.input "t" : tensor<4x2xf32>
     %e = tv.embedding %ids, %t : tensor<2x3xi64>, tensor<4x2xf32> -> tensor<2x3x2xf32>

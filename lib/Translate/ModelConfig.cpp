@@ -158,6 +158,13 @@ static LogicalResult auditKeys(const json::Object &o, ModelCfg &c,
              "yarn, longrope, llama3)";
       if (ok)
         c.ropeScaling = str(v);
+    } else if (c.mistral && key == "sliding_window") {
+      // Modeled: the causal mask keeps the window's most recent keys.
+      std::optional<int64_t> w = v.getAsInteger();
+      ok = v.getAsNull().has_value() || (w && *w >= 1);
+      want = "null or a positive window";
+      if (w && *w >= 1)
+        c.window = *w;
     } else if (c.qkvBias &&
                (key == "sliding_window" || key == "max_window_layers") &&
                o.getBoolean("use_sliding_window") != std::optional<bool>(true)) {
@@ -196,7 +203,10 @@ static LogicalResult auditKeys(const json::Object &o, ModelCfg &c,
     }
     if (!ok) {
       err = "key '" + key + "' = " + str(v) + " is not modeled (tv's " +
-            (c.deepseek ? "DeepSeek" : c.qkvBias ? "Qwen2" : "Llama") +
+            (c.deepseek   ? "DeepSeek"
+             : c.qkvBias  ? "Qwen2"
+             : c.mistral  ? "Mistral"
+                          : "Llama") +
             " model has " + want + ")";
       return failure();
     }
@@ -256,12 +266,14 @@ static LogicalResult parseModelKeys(const json::Object &o, ModelCfg &c,
       c.deepseek = true;
     } else if (s && *s == "qwen2") {
       c.qkvBias = true;
+    } else if (s && *s == "mistral") {
+      c.mistral = true;
     } else if (!s || *s != "llama") {
       // Worded as a key error, so that it is reported at the key.
       err = "key 'model_type' = " +
             (s ? "\"" + s->str() + "\"" : std::string("a non-string")) +
-            " is not supported (supported: \"llama\", \"qwen2\", "
-            "\"deepseek_v3\", \"deepseek_v2\")";
+            " is not supported (supported: \"llama\", \"mistral\", "
+            "\"qwen2\", \"deepseek_v3\", \"deepseek_v2\")";
       return failure();
     }
   }

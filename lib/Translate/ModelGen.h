@@ -246,9 +246,13 @@ public:
                 "tv.scale " + x.ref() + ", " + flt(c) + attrs() + " : " +
                     x.ty());
   }
-  Val causalMask(int64_t s, StringRef hint) {
+  Val causalMask(int64_t s, StringRef hint, int64_t window = 0) {
     Shape sh{s, s};
-    return emit(hint, sh, "tv.causal_mask" + attrs() + " : " + tyOf(sh, "i1"),
+    std::vector<std::string> items;
+    if (window)
+      items.push_back("window = " + std::to_string(window) + " : i64");
+    return emit(hint, sh,
+                "tv.causal_mask" + attrs(items) + " : " + tyOf(sh, "i1"),
                 "i1");
   }
   Val applyMask(const Val &x, const Val &m, StringRef hint, bool grad = false) {
@@ -485,6 +489,10 @@ struct ModelCfg {
   /// Qwen2 / Qwen2.5 (model_type "qwen2"): the Llama architecture with a
   /// bias on the q, k and v projections.
   bool qkvBias = false;
+  /// Mistral (model_type "mistral"): the Llama architecture; its
+  /// `sliding_window` (0: none) limits every query to that many keys.
+  bool mistral = false;
+  int64_t window = 0;
   /// The config's `rope_scaling` (JSON), empty if none: it changes the
   /// values of the RoPE tables, which are inputs of the step.
   std::string ropeScaling;

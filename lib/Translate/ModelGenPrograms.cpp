@@ -32,7 +32,7 @@ std::string Gen::spec() {
     ws.push_back(layerWeights(P, k, d));
   Val normW = weight(P, "norm", {m.H}, -1);
   Val outW = weight(P, "output", {m.V, m.H}, 0);
-  maskV = P.causalMask(S, "mask");
+  maskV = P.causalMask(S, "mask", m.window);
   Val x = embedForward(P, d, tokens, emb);
   std::vector<Vals> acts;
   for (int64_t k = 0; k < L; ++k) {
@@ -162,7 +162,7 @@ std::string Gen::stageProgram(int64_t s) {
       labels[i] = in("labels", "labels.mb" + std::to_string(i), {B, S}, 0, -1,
                      i, "i64");
   }
-  maskV = P.causalMask(S, "mask");
+  maskV = P.causalMask(S, "mask", m.window);
 
   std::map<int64_t, std::map<int64_t, Vals>> acts;
   std::map<int64_t, Vals> heads;

@@ -268,6 +268,13 @@ tv.spec @s {
 // -----
 
 tv.spec @s {
+  // expected-error @+1 {{'tv.causal_mask' op window must be at least 1, got 0}}
+  %0 = tv.causal_mask {window = 0} : tensor<4x4xi1>
+}
+
+// -----
+
+tv.spec @s {
   // expected-error @+1 {{'tv.causal_mask' op mask must have rank 2 ([s_q, s_k])}}
   %0 = tv.causal_mask : tensor<4xi1>
 }

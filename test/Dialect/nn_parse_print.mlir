@@ -92,6 +92,7 @@ tv.plan @vocab_parallel mesh @m micro_batches 1 {
 // CHECK-LABEL: tv.spec @masks {
 // CHECK:         %[[M:.*]] = tv.causal_mask : tensor<4x4xi1>
 // CHECK:         %[[M2:.*]] = tv.causal_mask {mb = 0 : i64} : tensor<2x4xi1>
+// CHECK:         tv.causal_mask {window = 2 : i64} : tensor<4x4xi1>
 // CHECK:         %[[X:.*]] = tv.input "scores" : tensor<2x3x4x4xf32>
 // CHECK:         %[[Y:.*]] = tv.input "scores2" : tensor<2x4xf32>
 // CHECK:         tv.apply_mask %[[X]], %[[M]] : tensor<2x3x4x4xf32>, tensor<4x4xi1> -> tensor<2x3x4x4xf32>
@@ -99,6 +100,7 @@ tv.plan @vocab_parallel mesh @m micro_batches 1 {
 tv.spec @masks {
   %m = tv.causal_mask : tensor<4x4xi1>
   %m2 = tv.causal_mask {mb = 0} : tensor<2x4xi1>
+  %mw = tv.causal_mask {window = 2} : tensor<4x4xi1>
   %x = tv.input "scores" : tensor<2x3x4x4xf32>
   %y = tv.input "scores2" : tensor<2x4xf32>
   %0 = tv.apply_mask %x, %m : tensor<2x3x4x4xf32>, tensor<4x4xi1> -> tensor<2x3x4x4xf32>

@@ -54,6 +54,8 @@ LogicalResult CausalMaskOp::verify() {
   if (s[0] > s[1])
     return emitOpError() << "has more queries (" << s[0] << ") than keys ("
                          << s[1] << ")";
+  if (std::optional<uint64_t> w = getWindow(); w && (int64_t)*w < 1)
+    return emitOpError() << "window must be at least 1, got " << (int64_t)*w;
   return success();
 }
 
@@ -117,16 +119,19 @@ static EvalStatus evaluate(RotaryGradOp, Evaluator<D> &ev) {
 TV_EVALUATE_BY_TEMPLATE(RotaryGradOp)
 
 template <typename D>
-static EvalStatus evaluate(CausalMaskOp, Evaluator<D> &ev) {
+static EvalStatus evaluate(CausalMaskOp o, Evaluator<D> &ev) {
   using T = Tensor<typename D::V>;
   D &d = ev.d;
   auto &out = ev.out;
   Shape rs = ev.result();
   T res = ev.make(rs);
   int64_t off = rs[1] - rs[0];
+  std::optional<uint64_t> w = o.getWindow();
   for (int64_t i = 0; i < rs[0]; ++i)
     for (int64_t j = 0; j < rs[1]; ++j)
-      res.data[i * rs[1] + j] = j <= i + off ? d.one() : d.zero();
+      res.data[i * rs[1] + j] =
+          j <= i + off && (!w || i + off - j < (int64_t)*w) ? d.one()
+                                                            : d.zero();
   out.push_back(std::move(res));
   return std::nullopt;
 }
@@ -191,7 +196,9 @@ TV_SHAPE_RULE_BY(RotaryGradOp, rotaryShapeRule)
 
 void CausalMaskOp::addShapeConstraints(ShapeConstraints &c) {
   CausalMaskOp o = *this;
-  if (shapeOf(o->getResult(0))[0] == shapeOf(o->getResult(0))[1])
+  if (getWindow())
+    c.fix(o->getResult(0)); // the window is a size, not a ratio
+  else if (shapeOf(o->getResult(0))[0] == shapeOf(o->getResult(0))[1])
     c.equal(o, key(o->getResult(0), 0), key(o->getResult(0), 1));
   else
     c.fix(o->getResult(0));

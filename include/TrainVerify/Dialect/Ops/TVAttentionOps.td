@@ -31,8 +31,12 @@ def TV_CausalMaskOp : TV_ComputeOp<"causal_mask", [
   let summary = "Creates a causal mask";
   let description = [{
     A `[s_q, s_k]` i1 tensor, true where key position `j <= i + offset`
-    (offset = s_k - s_q, so the last query sees every key).
+    (offset = s_k - s_q, so the last query sees every key). With `window`
+    (Mistral's sliding window), also `i + offset - j < window`: a query sees
+    only the `window` most recent keys, itself included. A windowed mask
+    keeps its sizes under shape reduction (the window is not a ratio).
   }];
+  let arguments = (ins OptionalAttr<I64Attr>:$window);
   let results = (outs RankedTensorOf<[I1]>:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;
