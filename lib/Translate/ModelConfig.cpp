@@ -135,6 +135,13 @@ static LogicalResult auditKeys(const json::Object &o, ModelCfg &c,
       ok = isFalse(), want = "false";
     } else if (key == "hidden_act" || key == "hidden_activation") {
       ok = v.getAsString() == std::optional<StringRef>("silu"), want = "\"silu\"";
+    } else if (key == "head_dim" && c.qkNorm) {
+      // Qwen3: the head dimension is its own size (hidden / heads or not).
+      std::optional<int64_t> i = v.getAsInteger();
+      ok = i && *i >= 2 && *i % 2 == 0 && *i <= (int64_t(1) << 16);
+      want = "an even head dimension";
+      if (ok)
+        c.headDim = *i;
     } else if (key == "head_dim" && !c.deepseek) {
       std::optional<int64_t> i = v.getAsInteger();
       ok = i && c.nh > 0 && *i * c.nh == c.H;
@@ -165,7 +172,7 @@ static LogicalResult auditKeys(const json::Object &o, ModelCfg &c,
       want = "null or a positive window";
       if (w && *w >= 1)
         c.window = *w;
-    } else if (c.qkvBias &&
+    } else if ((c.qkvBias || c.qkNorm) &&
                (key == "sliding_window" || key == "max_window_layers") &&
                o.getBoolean("use_sliding_window") != std::optional<bool>(true)) {
       // Qwen2 reads them only with use_sliding_window = true (its configs
@@ -205,6 +212,7 @@ static LogicalResult auditKeys(const json::Object &o, ModelCfg &c,
       err = "key '" + key + "' = " + str(v) + " is not modeled (tv's " +
             (c.deepseek   ? "DeepSeek"
              : c.qkvBias  ? "Qwen2"
+             : c.qkNorm   ? "Qwen3"
              : c.mistral  ? "Mistral"
                           : "Llama") +
             " model has " + want + ")";
@@ -268,12 +276,14 @@ static LogicalResult parseModelKeys(const json::Object &o, ModelCfg &c,
       c.qkvBias = true;
     } else if (s && *s == "mistral") {
       c.mistral = true;
+    } else if (s && *s == "qwen3") {
+      c.qkNorm = true;
     } else if (!s || *s != "llama") {
       // Worded as a key error, so that it is reported at the key.
       err = "key 'model_type' = " +
             (s ? "\"" + s->str() + "\"" : std::string("a non-string")) +
             " is not supported (supported: \"llama\", \"mistral\", "
-            "\"qwen2\", \"deepseek_v3\", \"deepseek_v2\")";
+            "\"qwen2\", \"qwen3\", \"deepseek_v3\", \"deepseek_v2\")";
       return failure();
     }
   }

@@ -493,6 +493,11 @@ struct ModelCfg {
   /// `sliding_window` (0: none) limits every query to that many keys.
   bool mistral = false;
   int64_t window = 0;
+  /// Qwen3 (model_type "qwen3"): RMSNorm of every query and key head over
+  /// the head dimension (`q_norm`, `k_norm`) before RoPE, and `head_dim`
+  /// (0: hidden / heads), which may differ from hidden / heads.
+  bool qkNorm = false;
+  int64_t headDim = 0;
   /// The config's `rope_scaling` (JSON), empty if none: it changes the
   /// values of the RoPE tables, which are inputs of the step.
   std::string ropeScaling;
@@ -530,7 +535,7 @@ public:
   Gen(const ModelCfg &m, const ParCfg &p, int64_t layers, int64_t seq,
       int64_t mbs, bool tracedNorm)
       : m(m), p(p), L(layers), S(seq), B(mbs), tracedNorm(tracedNorm) {
-    hd = m.H / m.nh;
+    hd = m.headDim ? m.headDim : m.H / m.nh;
     rep = m.nh / m.nkv;
   }
   std::string run();
@@ -572,7 +577,8 @@ private:
   /// The residual-layout tensor gathered to the full sequence.
   Val gatherSeq(Prog &P, const Dims &d, const Val &x, StringRef hint);
   void grad(Prog &P, const std::string &name, const Val &g, int64_t tpDim,
-            bool seqPartial = false, int64_t epDim = -1);
+            bool seqPartial = false, int64_t epDim = -1,
+            bool headPartial = false);
   Val embedForward(Prog &P, const Dims &d, const Val &tokens, const Val &emb);
   void embedBackward(Prog &P, const Dims &d, const Val &tokens,
                      const Val &dx);
@@ -641,6 +647,9 @@ private:
     Shape shape;
     int64_t tpDim, epDim;
     bool seqPartial;
+    /// Summed over this rank's heads only (q/k norm weights): all-reduced
+    /// over tp.
+    bool headPartial = false;
   };
   // Spec: weight gradient outputs in order. Plan: accumulated buffers of the
   // current stage in order.

@@ -42,7 +42,7 @@ Val Gen::weight(Prog &P, const std::string &name, Shape s, int64_t tpDim,
 }
 
 void Gen::grad(Prog &P, const std::string &name, const Val &g, int64_t tpDim,
-               bool seqPartial, int64_t epDim) {
+               bool seqPartial, int64_t epDim, bool headPartial) {
   std::string gn = name + ".grad";
   if (!inPlan) {
     specGrads.push_back({name, g});
@@ -50,7 +50,8 @@ void Gen::grad(Prog &P, const std::string &name, const Val &g, int64_t tpDim,
   }
   P.accumulate(gn, g);
   if (bufSeen.insert(gn).second)
-    bufs.push_back({name, g.s, tpDim, epDim, seqPartial && p.sp && p.tp > 1});
+    bufs.push_back({name, g.s, tpDim, epDim, seqPartial && p.sp && p.tp > 1,
+                    headPartial && p.tp > 1});
 }
 
 Vals Gen::layerWeights(Prog &P, int64_t k, const Dims &d) {
@@ -68,6 +69,11 @@ Vals Gen::layerWeights(Prog &P, int64_t k, const Dims &d) {
       in("bq", {d.nh * hd}, 0);
       in("bk", {d.nkv * hd}, 0);
       in("bv", {d.nkv * hd}, 0);
+    }
+    if (m.qkNorm) {
+      // One weight per head dimension, shared by every head: replicated.
+      in("q_norm", {hd}, -1);
+      in("k_norm", {hd}, -1);
     }
     in("wo", {m.H, d.nh * hd}, 1);
   } else {
@@ -172,9 +178,18 @@ void Gen::attnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
       Val r = P.reshape(l, {R, S, nHeads, hd}, hint);
       return P.transpose(r, {0, 2, 1, 3}, hint);
     };
-    a["q"] = P.rotary(heads("wq", d.nh, "q"), cosV, sinV, "q_rot");
+    // Qwen3: each head normalized over the head dimension before RoPE.
+    auto qkNormed = [&](const Val &t, StringRef wName, StringRef hint) {
+      if (!m.qkNorm)
+        return t;
+      a[(hint + "_pre").str()] = t;
+      return P.rmsnorm(t, w.at(wName.str()), m.eps, hint);
+    };
+    a["q"] = P.rotary(qkNormed(heads("wq", d.nh, "q"), "q_norm", "q_normed"),
+                      cosV, sinV, "q_rot");
     T(P, lname(k, "q"), a["q"], 0, 1);
-    a["k"] = P.rotary(heads("wk", d.nkv, "k"), cosV, sinV, "k_rot");
+    a["k"] = P.rotary(qkNormed(heads("wk", d.nkv, "k"), "k_norm", "k_normed"),
+                      cosV, sinV, "k_rot");
     T(P, lname(k, "k"), a["k"], 0, 1);
     a["v"] = heads("wv", d.nkv, "v");
     T(P, lname(k, "v"), a["v"], 0, 1);
@@ -427,6 +442,18 @@ std::pair<Val, Val> Gen::attnBackward(Prog &P, const Dims &d, const Vals &w,
     T(P, lname(k, "d_q_heads"), dqp, 0, 1);
     Val dkp = P.rotary(dk, cosV, sinV, "d_k", /*grad=*/true);
     T(P, lname(k, "d_k_heads"), dkp, 0, 1);
+    if (m.qkNorm) {
+      // Back through the per-head norms; their weights' gradients are sums
+      // over this rank's heads only: all-reduced over tp.
+      auto [dqn, dwq] = P.rmsnormGrad(a.at("q_normed_pre"), w.at("q_norm"), dqp,
+                                      m.eps, "d_q_pre", "d_q_norm");
+      auto [dkn, dwk] = P.rmsnormGrad(a.at("k_normed_pre"), w.at("k_norm"), dkp,
+                                      m.eps, "d_k_pre", "d_k_norm");
+      grad(P, lname(k, "q_norm"), dwq, -1, false, -1, /*headPartial=*/true);
+      grad(P, lname(k, "k_norm"), dwk, -1, false, -1, /*headPartial=*/true);
+      dqp = dqn;
+      dkp = dkn;
+    }
     auto flat = [&](const Val &t, int64_t nHeads, StringRef hint) {
       Val tt = P.transpose(t, {0, 2, 1, 3}, hint);
       return P.reshape(tt, {R, S, nHeads * hd}, hint);

@@ -68,6 +68,8 @@ void Gen::endOfStep(Prog &P) {
     // rank's sequence chunk; Megatron all-reduces it over tp.
     if (b.seqPartial)
       g = P.allReduce(g, {"tp"}, gn + "_sp");
+    if (b.headPartial)
+      g = P.allReduce(g, {"tp"}, gn + "_heads");
     int64_t zDim = -1;
     if (p.zero >= 1 && n > 1)
       for (size_t i = 0; i < b.shape.size() && zDim < 0; ++i)
