@@ -65,6 +65,45 @@ static int64_t rootIndex(const Grid &grid, ArrayRef<int16_t> axes,
   return linear;
 }
 
+LogicalResult Emitter::rootCollective(Operation *op) {
+  // A root given by its multi-index in the group: its group index, the
+  // first listed axis major (tv's group order, the axes being in grid
+  // order).
+  auto b = dyn_cast<shard::BroadcastOp>(op);
+  auto red = dyn_cast<shard::ReduceOp>(op);
+  ArrayRef<int16_t> axes = b ? b.getGridAxes() : red.getGridAxes();
+  ArrayRef<int64_t> root = b ? b.getRoot() : red.getRoot();
+  if ((b ? !b.getRootDynamic().empty() : !red.getRootDynamic().empty()) ||
+      root.size() != axes.size())
+    return op->emitError() << "shard-partition import: a root that is "
+                              "not a static index on every grid axis "
+                              "is not modeled";
+  if (red && red.getReduction() != shard::ReductionKind::Sum)
+    return op->emitError() << "shard-partition import: a reduce other "
+                              "than a sum is not modeled";
+  std::string tail = " root " + std::to_string(rootIndex(grid, axes, root));
+  Value in = b ? b.getInput() : red.getInput();
+  if (b && process >= 0 && !isAt(axes, root) && undefs.count(in) &&
+      !name.count(in)) {
+    // A member other than the root: its input is not read, and is
+    // undefined here (a gather's off its root). Any defined value means
+    // the same; positions are one that reads nothing.
+    if (failed(checkTensor(op, in.getType())))
+      return failure();
+    std::string n = fresh();
+    line(n + " = tv.iota dim 0 offset 0 : " + typeStr(in.getType()),
+         op->getLoc());
+    FailureOr<std::string> bc = collectiveOf(op, "bcast", tail, n, in.getType(),
+                                             axes, op->getResult(0).getType());
+    if (failed(bc))
+      return failure();
+    name[op->getResult(0)] = *bc;
+    return success();
+  }
+  return collective(op, b ? "bcast" : "reduce", tail, in, axes,
+                    op->getResult(0));
+}
+
 LogicalResult Emitter::gather(shard::GatherOp op) {
   if (failed(needsProcess(op)) ||
       failed(peerAt(op, op.getGridAxes(), op.getRoot())))
@@ -202,7 +241,7 @@ LogicalResult Emitter::allReduceMin(shard::AllReduceOp op) {
   // min = -max(-x), elementwise over the group (floats: the negation is
   // exact).
   auto ty = cast<RankedTensorType>(op.getInput().getType());
-  if (!isa<FloatType>(ty.getElementType()))
+  if (!isFloatTensor(op.getInput()))
     return op.emitError() << "shard-partition import: a min all-reduce of "
                              "integers is not modeled";
   FailureOr<std::string> in = use(op, op.getInput());

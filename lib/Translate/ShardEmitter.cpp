@@ -389,8 +389,7 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
         kind = "sum";
         break;
       case shard::ReductionKind::Max:
-        if (!isa<FloatType>(cast<RankedTensorType>(ar.getInput().getType())
-                                .getElementType()))
+        if (!isFloatTensor(ar.getInput()))
           return op->emitError() << "shard-partition import: a max "
                                     "all-reduce of integers is not modeled";
         kind = "max";
@@ -400,8 +399,7 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
         break;
       case shard::ReductionKind::Average:
         // The sum over the group divided by its size, as tv's avg.
-        if (!isa<FloatType>(cast<RankedTensorType>(ar.getInput().getType())
-                                .getElementType()))
+        if (!isFloatTensor(ar.getInput()))
           return op->emitError() << "shard-partition import: an average "
                                     "all-reduce of integers is not modeled";
         kind = "avg";
@@ -487,47 +485,7 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
                          std::to_string(rs.getScatterAxis().getSExtValue()),
                      rs.getInput(), rs.getGridAxes(), rs.getResult());
     } else if (isa<shard::BroadcastOp, shard::ReduceOp>(op)) {
-      // A root given by its multi-index in the group: its group index, the
-      // first listed axis major (tv's group order, the axes being in grid
-      // order).
-      auto b = dyn_cast<shard::BroadcastOp>(op);
-      auto red = dyn_cast<shard::ReduceOp>(op);
-      ArrayRef<int16_t> axes = b ? b.getGridAxes() : red.getGridAxes();
-      ArrayRef<int64_t> root = b ? b.getRoot() : red.getRoot();
-      if ((b ? !b.getRootDynamic().empty() : !red.getRootDynamic().empty()) ||
-          root.size() != axes.size())
-        return op->emitError() << "shard-partition import: a root that is "
-                                  "not a static index on every grid axis "
-                                  "is not modeled";
-      if (red && red.getReduction() != shard::ReductionKind::Sum)
-        return op->emitError() << "shard-partition import: a reduce other "
-                                  "than a sum is not modeled";
-      int64_t linear = 0;
-      for (auto [a, i] : llvm::zip(axes, root))
-        linear = linear * grid.sizes[a] + i;
-      Value in = b ? b.getInput() : red.getInput();
-      if (b && process >= 0 && !isAt(axes, root) && undefs.count(in) &&
-          !name.count(in)) {
-        // A member other than the root: its input is not read, and is
-        // undefined here (a gather's off its root). Any defined value means
-        // the same; positions are one that reads nothing.
-        if (failed(checkTensor(op, in.getType())))
-          return failure();
-        std::string n = fresh();
-        line(n + " = tv.iota dim 0 offset 0 : " + typeStr(in.getType()),
-             op->getLoc());
-        FailureOr<std::string> bc = collectiveOf(
-            op, "bcast", " root " + std::to_string(linear), n, in.getType(),
-            axes, op->getResult(0).getType());
-        if (failed(bc))
-          return failure();
-        name[op->getResult(0)] = *bc;
-        continue;
-      }
-      r = collective(op, b ? "bcast" : "reduce",
-                     " root " + std::to_string(linear),
-                     b ? b.getInput() : red.getInput(), axes,
-                     op->getResult(0));
+      r = rootCollective(op);
     } else if (auto g = dyn_cast<shard::GatherOp>(op)) {
       r = gather(g);
     } else if (auto sc = dyn_cast<shard::ScatterOp>(op)) {

@@ -61,6 +61,12 @@ inline std::string typeStr(Type t) {
 
 inline std::string locStr(Location loc) { return llvm::to_string(loc); }
 
+/// Whether `v` is a tensor of floats.
+inline bool isFloatTensor(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && isa<FloatType>(t.getElementType());
+}
+
 /// Translates one function body into the ops of a tv program (spec, or the
 /// program of one process).
 class Emitter {
@@ -132,6 +138,8 @@ private:
   /// `v` holds values the op leaves undefined (`why`): read, it becomes a
   /// plan input of its own that no lineage names.
   void undefined(Value v, StringRef why) { undefs[v] = why.str(); }
+  /// `shard.broadcast` / `shard.reduce` with a static root.
+  LogicalResult rootCollective(Operation *op);
   LogicalResult gather(shard::GatherOp op);
   LogicalResult scatter(shard::ScatterOp op);
   LogicalResult send(shard::SendOp op);
