@@ -19,7 +19,6 @@
 #include "TrainVerify/Transforms/Passes.h"
 #include "TrainVerify/Transforms/Utils.h"
 
-#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
@@ -317,12 +316,13 @@ struct DeriveSpecBackwardPass
 
 /// `"n"[0:a, 0:b] = ["n":0]`.
 LineageAttr wholeLineage(MLIRContext *ctx, StringRef n, Type t) {
-  std::string box;
-  for (auto [i, d] : llvm::enumerate(cast<RankedTensorType>(t).getShape()))
-    box += (i ? ", 0:" : "0:") + std::to_string(d);
-  std::string text = "#tv.lineage<\"" + n.str() + "\"[" + box + "] = [\"" +
-                     n.str() + "\":0]>";
-  return cast_or_null<LineageAttr>(parseAttribute(text, ctx));
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(t).getShape();
+  SmallVector<int64_t> lo(shape.size(), 0);
+  Builder b(ctx);
+  ArrayAttr groups =
+      b.getArrayAttr({b.getArrayAttr({PlanRefAttr::get(ctx, n, 0)})});
+  return LineageAttr::get(ctx, b.getStringAttr(n), lo, shape, groups,
+                          StringAttr(), ArrayRef<int64_t>());
 }
 
 void DeriveSpecBackwardPass::runOnOperation() {
@@ -446,9 +446,11 @@ void DeriveSpecBackwardPass::runOnOperation() {
       (at ? at : parts.spec.getOperation())->emitError()
           << "spec backward not checked: '" << c.name << "' is named as the "
           << "gradient of '" << c.of << "', which "
-          << (it == d.adj.end() ? "reaches no seeded output"
-                                : "tv does not differentiate (an operand no "
-                                  "rule carries a gradient to)");
+          << (!isFloat(x)               ? "holds no real numbers (ids or a mask)"
+              : d.partial.contains(x)   ? "tv does not differentiate (an "
+                                          "operand no rule carries a "
+                                          "gradient to)"
+                                        : "reaches no seeded output");
       return signalPassFailure();
     }
     if (c.isOutput)
@@ -483,14 +485,11 @@ void DeriveSpecBackwardPass::runOnOperation() {
       n = o.getName();
     else
       continue;
-    LineageAttr l = wholeLineage(ctx, n, op.getNumResults()
-                                             ? op.getResult(0).getType()
-                                             : op.getOperand(0).getType());
-    if (!l) {
-      op.emitError() << "internal error: no lineage for '" << n << "'";
-      return signalPassFailure();
-    }
-    LineageOp::create(b, op.getLoc(), l);
+    LineageOp::create(b, op.getLoc(),
+                      wholeLineage(ctx, n,
+                                   op.getNumResults()
+                                       ? op.getResult(0).getType()
+                                       : op.getOperand(0).getType()));
   }
 
   // Swap the check in.
