@@ -96,6 +96,10 @@ private:
   /// the program produces).
   bool fullyCovered(StringRef name, ArrayRef<int64_t> shape);
   llvm::StringMap<bool> coverage;
+  /// Assumed spec tensors that are functions of the stage's other spec
+  /// values are recomputed from them rather than left free (see
+  /// docs/soundness.md, "Relations between assumed tensors").
+  void relateAssumed(StageDraft &d);
 
   ModuleOp module;
   SpecOp spec;
@@ -396,7 +400,71 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
     (void)d.planOps[rv.first];
   for (auto &[rv, cut] : d.planInputs)
     (void)d.planOps[rv.first];
+  relateAssumed(d);
   return success();
+}
+
+/// At most this many spec ops recompute one assumed tensor: a relation
+/// deeper than that (a saved activation of a whole forward pass) stays an
+/// assumption-free input, as before.
+static constexpr size_t kMaxRelationOps = 32;
+
+void Partitioner::relateAssumed(StageDraft &d) {
+  DenseSet<Value> avail(d.specInputs.begin(), d.specInputs.end());
+  for (Operation *op : d.specOps)
+    for (Value r : op->getResults())
+      avail.insert(r);
+  DenseSet<Value> recomputed;
+  for (auto &[name, v] : d.recomputed)
+    recomputed.insert(v);
+  for (const std::string &name : d.assumedSpecs) {
+    Value v = specNames.valueOf.lookup(name);
+    if (!v || name == d.target || recomputed.count(v))
+      continue;
+    Operation *def = v.getDefiningOp();
+    if (!def || isa<InputOp>(def))
+      continue;
+    bool wasInput = d.specInputs.contains(v);
+    if (avail.count(v) && !wasInput)
+      continue; // computed by the stage already
+    // The cone of `v` above the values the stage already has, if it needs
+    // nothing else: a relation among the stage's own values. (Pulling in
+    // program inputs would be sound too, but recomputes whole forward
+    // passes inside backward stages.)
+    llvm::SetVector<Operation *> cone;
+    SmallVector<Value> work{v};
+    DenseSet<Value> seen;
+    bool ok = true;
+    while (ok && !work.empty()) {
+      Value u = work.pop_back_val();
+      if (!seen.insert(u).second || (u != v && avail.count(u)))
+        continue;
+      Operation *op = u.getDefiningOp();
+      if (!op || isa<InputOp>(op)) {
+        ok = false;
+      } else if (cone.insert(op)) {
+        ok = cone.size() <= kMaxRelationOps;
+        for (Value operand : op->getOperands())
+          work.push_back(operand);
+      }
+    }
+    if (!ok)
+      continue;
+    if (wasInput)
+      d.specInputs.remove(v);
+    for (Operation *op : cone) {
+      d.specOps.insert(op);
+      for (Value r : op->getResults()) {
+        avail.insert(r);
+        if (!recomputed.insert(r).second)
+          continue;
+        // Every assumed name of a recomputed value binds to it.
+        for (const std::string &n : specNames.namesOf.lookup(r))
+          if (d.assumedSpecs.count(n) && n != d.target)
+            d.recomputed.push_back({n, r});
+      }
+    }
+  }
 }
 
 static std::string sanitize(StringRef name) {
