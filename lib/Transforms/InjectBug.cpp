@@ -241,6 +241,24 @@ void InjectBugPass::runOnOperation() {
       return out && out.getName().contains(".experts.") &&
              out.getName().ends_with(".grad");
     };
+  } else if (b == "tied-embedding-unsynced") {
+    // Tied embeddings under pipeline parallelism: the all-reduce of the
+    // embedding gradient over the embedding group (first and last stage).
+    pred = [](Operation *op) {
+      auto ar = dyn_cast<AllReduceOp>(op);
+      if (!ar)
+        return false;
+      // Written as rank groups; canonicalization names the group by the
+      // pp axis when the pair is the whole axis (pp = 2).
+      bool acrossStages = ar.getRankGroups().has_value();
+      if (std::optional<ArrayAttr> axes = ar.getAxes())
+        for (Attribute a : *axes)
+          acrossStages |= cast<StringAttr>(a).getValue() == "pp";
+      return acrossStages &&
+             reachesOutput(ar.getResult(), [](StringRef n) {
+               return n == "tok_embeddings.grad";
+             });
+    };
   } else if (b == "zero-wrong-shard") {
     pred = [](Operation *op) {
       auto rs = dyn_cast<ReduceScatterOp>(op);
@@ -258,11 +276,38 @@ void InjectBugPass::runOnOperation() {
         "bw-swapped-outputs",  "rank-scale",
         "multi-rank-scale",    "early-grad-reduce",
         "grad-scale-mb",       "sp-missing-norm-grad-reduce",
-        "ep-double-reduce",    "zero-wrong-shard"};
+        "ep-double-reduce",    "zero-wrong-shard",
+        "tied-embedding-unsynced"};
     InFlightDiagnostic d = module.emitError()
                            << "unknown bug class '" << b << "'; the classes are ";
     llvm::interleaveComma(classes, d);
     return signalPassFailure();
+  }
+
+  // The embedding group's all-reduce is one collective on two stages'
+  // programs: a framework that never syncs tied gradients leaves it out on
+  // both (left out on one only, the plan deadlocks).
+  if (b == "tied-embedding-unsynced") {
+    SmallVector<AllReduceOp> all;
+    for (RankProgramOp p : progs)
+      for (Operation &op : p.getBody().front())
+        if (pred(&op))
+          all.push_back(cast<AllReduceOp>(op));
+    if (all.empty()) {
+      module.emitError() << "no candidate op for bug '" << b
+                         << "' (tied embeddings under pipeline parallelism)";
+      return signalPassFailure();
+    }
+    for (AllReduceOp ar : all) {
+      OpBuilder bld(ar);
+      auto copy = CopyOp::create(bld, ar.getLoc(), ar.getInput());
+      for (NamedAttribute a : ar->getDiscardableAttrs())
+        copy->setAttr(a.getName(), a.getValue());
+      copy->setAttr("injected_bug", bld.getStringAttr(b));
+      ar.getResult().replaceAllUsesWith(copy.getResult());
+      ar->erase();
+    }
+    return;
   }
 
   // Find the program and op.

@@ -84,7 +84,7 @@ static LogicalResult auditKeys(const json::Object &o, ModelCfg &c,
   static const std::set<std::string> modeledHF = {
       "model_type", "hidden_size", "num_hidden_layers", "num_attention_heads",
       "num_key_value_heads", "intermediate_size", "vocab_size",
-      "rms_norm_eps", "rope_theta"};
+      "rms_norm_eps", "rope_theta", "tie_word_embeddings"};
   static const std::set<std::string> modeledMeta = {
       "dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "multiple_of",
       "ffn_dim_multiplier", "norm_eps", "rope_theta"};
@@ -130,7 +130,7 @@ static LogicalResult auditKeys(const json::Object &o, ModelCfg &c,
     };
     bool ok = false;
     std::string want;
-    if (key == "tie_word_embeddings" || key == "attention_bias" ||
+    if (key == "attention_bias" ||
         key == "mlp_bias" || key == "use_sliding_window") {
       ok = isFalse(), want = "false";
     } else if (key == "hidden_act" || key == "hidden_activation") {
@@ -287,10 +287,12 @@ static LogicalResult parseModelKeys(const json::Object &o, ModelCfg &c,
       return failure();
     }
   }
-  if (std::optional<bool> tie = o.getBoolean("tie_word_embeddings");
-      tie && *tie) {
-    err = "tie_word_embeddings = true is not supported";
-    return failure();
+  if (const llvm::json::Value *tie = o.get("tie_word_embeddings")) {
+    if (!tie->getAsBoolean()) {
+      err = "key 'tie_word_embeddings' must be a boolean";
+      return failure();
+    }
+    c.tied = *tie->getAsBoolean();
   }
   if (o.get("dim")) {
     if (c.deepseek) {

@@ -357,6 +357,21 @@ public:
                 "tv.all_reduce sum " + x.ref() + attrs({axesAttr(axes)}) +
                     " : " + x.ty() + " -> " + x.ty());
   }
+  /// An all-reduce over explicit rank groups (each a list of ranks).
+  Val allReduceGroups(const Val &x,
+                      const std::vector<std::vector<int64_t>> &groups,
+                      StringRef hint) {
+    std::string g = "rank_groups = [";
+    for (size_t i = 0; i < groups.size(); ++i) {
+      g += i ? ", array<i64: " : "array<i64: ";
+      for (size_t j = 0; j < groups[i].size(); ++j)
+        g += (j ? ", " : "") + std::to_string(groups[i][j]);
+      g += ">";
+    }
+    return emit(hint, x.s,
+                "tv.all_reduce sum " + x.ref() + attrs({g + "]"}) + " : " +
+                    x.ty() + " -> " + x.ty());
+  }
   Val allGather(const Val &x, int64_t dim, int64_t n,
                 ArrayRef<std::string> axes, StringRef hint) {
     Shape s = x.s;
@@ -501,6 +516,10 @@ struct ModelCfg {
   /// The config's `rope_scaling` (JSON), empty if none: it changes the
   /// values of the RoPE tables, which are inputs of the step.
   std::string ropeScaling;
+  /// `tie_word_embeddings`: the LM head is the token embedding. Under
+  /// pipeline parallelism the last stage holds a copy whose gradient is
+  /// all-reduced with the first stage's (Megatron's embedding group).
+  bool tied = false;
 };
 
 struct ParCfg {

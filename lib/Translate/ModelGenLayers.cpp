@@ -45,6 +45,12 @@ void Gen::grad(Prog &P, const std::string &name, const Val &g, int64_t tpDim,
                bool seqPartial, int64_t epDim, bool headPartial) {
   std::string gn = name + ".grad";
   if (!inPlan) {
+    // A weight used twice (tied embeddings) gets the sum of its gradients.
+    for (auto &[n, prev] : specGrads)
+      if (n == name) {
+        prev = P.add(prev, g, "d_" + name + "_sum");
+        return;
+      }
     specGrads.push_back({name, g});
     return;
   }
@@ -594,7 +600,7 @@ Val Gen::headBackward(Prog &P, const Dims &d, const Val &normW,
   auto [dfn, dout] = P.linearGrad(h["fg"], outW, dlg,
                                   d.tp ? "d_final_xn_part" : "d_final_xn",
                                   "d_output");
-  grad(P, "output", dout, 0);
+  grad(P, m.tied ? "tok_embeddings" : "output", dout, 0);
   dfn = toResidual(P, d, &dfn, nullptr, "d_final_xn");
   T(P, "final.d_xn", dfn, 0, RES_TP);
   auto [dx, dn] =

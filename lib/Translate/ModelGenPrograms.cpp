@@ -31,7 +31,7 @@ std::string Gen::spec() {
   for (int64_t k = 0; k < L; ++k)
     ws.push_back(layerWeights(P, k, d));
   Val normW = weight(P, "norm", {m.H}, -1);
-  Val outW = weight(P, "output", {m.V, m.H}, 0);
+  Val outW = m.tied ? emb : weight(P, "output", {m.V, m.H}, 0);
   maskV = P.causalMask(S, "mask", m.window);
   Val x = embedForward(P, d, tokens, emb);
   std::vector<Vals> acts;
@@ -85,6 +85,18 @@ void Gen::endOfStep(Prog &P) {
       gr.zExpert = isExpert;
     } else if (n > 1) {
       g = P.allReduce(g, axes, gn);
+    }
+    // Tied embeddings over pipeline stages: the first stage's table and the
+    // last stage's copy sum their gradients over the embedding group (each
+    // pair of ranks with the same data- and tensor-parallel coordinates),
+    // after the data-parallel reduction, as Megatron's
+    // finalize_model_grads does; ZeRO shards are paired shard by shard.
+    if (m.tied && p.pp > 1 && b.name == "tok_embeddings") {
+      std::vector<std::vector<int64_t>> groups;
+      for (int64_t dd = 0; dd < p.dp; ++dd)
+        for (int64_t t = 0; t < p.tp; ++t)
+          groups.push_back({rankOf(dd, 0, t), rankOf(dd, p.pp - 1, t)});
+      g = P.allReduceGroups(g, groups, gn + "_embedding_group");
     }
     P.output(gn, g);
     recs.push_back(gr);
@@ -158,7 +170,10 @@ std::string Gen::stageProgram(int64_t s) {
     ws[k] = layerWeights(P, k, d);
   if (last) {
     normW = weight(P, "norm", {m.H}, -1);
-    outW = weight(P, "output", {d.V, m.H}, 0);
+    // Tied: the first stage's table, or the last stage's copy of it.
+    outW = !m.tied ? weight(P, "output", {d.V, m.H}, 0)
+           : first ? emb
+                   : weight(P, "tok_embeddings", {d.V, m.H}, 0);
     dloss = in("dloss", "dloss", {}, -1, -1, -1);
     for (int64_t i = 0; i < p.mb; ++i)
       labels[i] = in("labels", "labels.mb" + std::to_string(i), {B, S}, 0, -1,
@@ -310,7 +325,9 @@ std::string Gen::run() {
   out += "// hidden " + std::to_string(m.H) + ", layers " + std::to_string(L) +
          ", heads " + std::to_string(m.nh) + ", kv heads " +
          std::to_string(m.nkv) + ", intermediate " + std::to_string(m.I) +
-         ", vocab " + std::to_string(m.V) + ", rope_theta " + flt(m.theta) +
+         ", vocab " + std::to_string(m.V) +
+         (m.tied ? " (tied embeddings)" : "") + ", rope_theta " +
+         flt(m.theta) +
          " (cos/sin are inputs)\n";
   if (m.deepseek)
     out += "// MLA q_lora " + std::to_string(m.qLora) + ", kv_lora " +

@@ -6,7 +6,11 @@ usage: grid.py TV_TRANSLATE TV_OPT INPUTS_DIR WORK_DIR
 For llama3 and deepseek-v3 every (dp, tp, pp) in {1, 2, 4}^3 is generated
 and verified. The micro-batch count takes {1, 2, 4} in a Latin square over (tp, pp) and the extra
 options through none, --sp, --zero 1, --zero 2 (and for deepseek ep = dp),
-so that each option meets every axis value. Depth is max(2, pp) layers.
+so that each option meets every axis value. Qwen2 (QKV bias, tied
+embeddings), Mistral (sliding window) and Qwen3 (q/k norms, head_dim other
+than hidden / heads, tied embeddings) take a third of those points each,
+every third in a different phase, so that together they cover the cube.
+Depth is max(2, pp) layers.
 Any outcome but "proven" fails the test and names the configuration.
 """
 import concurrent.futures as cf
@@ -35,6 +39,14 @@ for model in ("llama", "deepseek"):
             extra.remove("ep")
             par += f" ep={dp}"
         jobs.append((model, par, extra, max(2, pp)))
+for phase, model in enumerate(("qwen2", "mistral", "qwen3")):
+    for i, (dp, tp, pp) in enumerate(itertools.product((1, 2, 4), repeat=3)):
+        if i % 3 != phase:
+            continue
+        mb = (1, 2, 4)[(i // 3) % 3]
+        extra = list(EXTRAS["llama"][(i // 3) % 4])
+        jobs.append((model, f"dp={dp} tp={tp} pp={pp} mb={mb}", extra,
+                     max(2, pp)))
 
 
 def run(job):

@@ -224,7 +224,10 @@ def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
     copy), ep-double-reduce (expert gradients, already reduced over their
     expert-data-parallel group, are reduced again over the dense
     data-parallel group), zero-wrong-shard (a ZeRO-2 gradient reduce-scatter
-    runs along another dimension, its result viewed as the expected shard).
+    runs along another dimension, its result viewed as the expected shard),
+    tied-embedding-unsynced (tied embeddings under pipeline parallelism: the
+    all-reduce of the embedding gradient over the embedding group of the
+    first and last stage becomes a copy).
     `rank` chooses the rank (default: the first rank that has a candidate
     op); `layer` restricts candidates to the ops of one decoder layer (an op
     belongs to the layer named by the first `lK.` tag or output after it);
