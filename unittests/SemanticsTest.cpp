@@ -202,6 +202,15 @@ const OpCase kOps[] = {
     %am = tv.apply_mask %q, %m : tensor<2x4x4xf32>, tensor<4x4xi1> -> tensor<2x4x4xf32>
     %p = tv.softmax %am dim 2 : tensor<2x4x4xf32>
     tv.output "p", %p : tensor<2x4x4xf32>)"},
+  {"target_logit", R"(%l = tv.input "l" : tensor<3x4xf32>
+    %lab = tv.input "lab" : tensor<3xi64>
+    %g = tv.input "g" : tensor<3xf32>
+    %y = tv.target_logit %l, %lab : tensor<3x4xf32>, tensor<3xi64> -> tensor<3xf32>
+    %z = tv.target_logit %l, %lab {vocab_offset = 2} : tensor<3x4xf32>, tensor<3xi64> -> tensor<3xf32>
+    %d = tv.target_logit_grad %lab, %g {vocab_offset = 2} : tensor<3xi64>, tensor<3xf32> -> tensor<3x4xf32>
+    tv.output "y", %y : tensor<3xf32>
+    tv.output "z", %z : tensor<3xf32>
+    tv.output "d", %d : tensor<3x4xf32>)"},
   {"embedding_movement", R"(%ids = tv.input "ids" : tensor<2x3xi64>
     %t = tv.input "t" : tensor<4x2xf32>
     %e = tv.embedding %ids, %t : tensor<2x3xi64>, tensor<4x2xf32> -> tensor<2x3x2xf32>
@@ -420,6 +429,15 @@ const VjpCase kVjps[] = {
     %y = tv.cross_entropy %l, %lab : tensor<3x4xf32>, tensor<3xi64> -> tensor<f32>
     %d = tv.cross_entropy_grad %l, %lab, %dy : tensor<3x4xf32>, tensor<3xi64>, tensor<f32> -> tensor<3x4xf32>
     tv.output "y", %y : tensor<f32>
+    tv.output "d_l", %d : tensor<3x4xf32>)", "l"},
+  // The shard of columns 1..4 of a 5-word vocabulary: labels 0 fall
+  // outside it (ids are drawn from [0, 4)).
+  {"target_logit", R"(%l = tv.input "l" : tensor<3x4xf32>
+    %lab = tv.input "lab" : tensor<3xi64>
+    %dy = tv.input "dy" : tensor<3xf32>
+    %y = tv.target_logit %l, %lab {vocab_offset = 1} : tensor<3x4xf32>, tensor<3xi64> -> tensor<3xf32>
+    %d = tv.target_logit_grad %lab, %dy {vocab_offset = 1} : tensor<3xi64>, tensor<3xf32> -> tensor<3x4xf32>
+    tv.output "y", %y : tensor<3xf32>
     tv.output "d_l", %d : tensor<3x4xf32>)", "l"},
   {"mask", R"(%x = tv.input "x" : tensor<3x3xf32>
     %dy = tv.input "dy" : tensor<3x3xf32>

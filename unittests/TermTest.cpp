@@ -3,6 +3,7 @@
 
 #include "gtest/gtest.h"
 #include <cmath>
+#include <random>
 #include <set>
 
 using namespace mlir::tv::sym;
@@ -113,4 +114,52 @@ TEST_F(TermFixture, InterningIsStableOverManyTerms) {
   std::set<TermId> distinct(first.begin(), first.end());
   EXPECT_EQ(distinct.size(), first.size());
   EXPECT_GT(c.footprint(), 0u);
+}
+
+// The exp / log facts of an online (max-subtracted) softmax: each
+// rewritten term equals the plain one on random points, and the rewrites
+// make the two sides the same term.
+TEST_F(TermFixture, ExpOfMaxSubtractedRowsNormalize) {
+  TermId y = c.var("y");
+  TermId m = c.max({a, b, x});
+  // exp(a - m) = exp(a) * exp(m)^-1; the two softmaxes are one term.
+  TermId ea = c.exp(c.sub(a, m)), eb = c.exp(c.sub(b, m)),
+         ex = c.exp(c.sub(x, m));
+  TermId sum = c.add(c.add(ea, eb), ex);
+  TermId plain = c.add(c.add(c.exp(a), c.exp(b)), c.exp(x));
+  EXPECT_EQ(c.div(ea, sum), c.div(c.exp(a), plain));
+  // log of the shifted sum plus the max is the plain log-sum-exp.
+  EXPECT_EQ(c.add(c.log(sum), m), c.log(plain));
+  // Rescaling a running sum: exp(m1 - m2) * sum(exp(. - m1)) = sum(exp(. - m2)).
+  TermId m1 = c.max({a, b}), m2 = c.max({a, b, y});
+  TermId run1 = c.add(c.exp(c.sub(a, m1)), c.exp(c.sub(b, m1)));
+  TermId run2 = c.add(c.exp(c.sub(a, m2)), c.exp(c.sub(b, m2)));
+  EXPECT_EQ(c.mul(c.exp(c.sub(m1, m2)), run1), run2);
+  // log(exp(u)) = u; exp(log(S)) = S for a positive sum of exps S.
+  EXPECT_EQ(c.log(c.exp(c.add(a, b))), c.add(a, b));
+  EXPECT_EQ(c.exp(c.log(plain)), plain);
+  // Terms that are not a max stay inside: exp(a + b) is not exp(a) exp(b)
+  // in the normal form (both are correct; only maxima are split off).
+  EXPECT_NE(c.exp(c.add(a, b)), c.mul(c.exp(a), c.exp(b)));
+  // log of what is not provably positive is left alone.
+  TermId notPositive = c.sub(c.exp(a), c.exp(b));
+  EXPECT_EQ(c.log(notPositive), c.app(Fn::Log, {notPositive}));
+  EXPECT_EQ(c.exp(c.zero()), c.one());
+
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> dist(-3, 3);
+  for (int i = 0; i < 20; ++i) {
+    std::vector<double> v(c.numVars());
+    for (double &d : v)
+      d = dist(rng);
+    TermEvaluator e(c, v);
+    double va = v[0], vb = v[1], vx = v[2];
+    double mx = std::max({va, vb, vx});
+    double direct = std::exp(va - mx) /
+                    (std::exp(va - mx) + std::exp(vb - mx) + std::exp(vx - mx));
+    EXPECT_NEAR(e.eval(c.div(ea, sum)), direct, 1e-12);
+    double lse = std::log(std::exp(va) + std::exp(vb) + std::exp(vx));
+    EXPECT_NEAR(e.eval(c.add(c.log(sum), m)), lse, 1e-12);
+    EXPECT_NEAR(e.eval(c.log(c.exp(c.add(a, b)))), va + vb, 1e-12);
+  }
 }

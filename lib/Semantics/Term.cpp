@@ -309,8 +309,62 @@ TermId TermContext::mul(TermId a, TermId b) {
   return intern(std::move(out));
 }
 
+bool TermContext::isExpPositive(TermId t) const {
+  const Poly &p = polys[t];
+  if (p.empty())
+    return false;
+  for (auto &[m, c] : p) {
+    if (c.num <= 0 || c.den <= 0)
+      return false;
+    for (auto &[a, e] : monos[m])
+      if (!isExpAtom(a))
+        return false;
+  }
+  return true;
+}
+
+Mono TermContext::expGcd(TermId t) const {
+  const Poly &p = polys[t];
+  Mono g;
+  if (p.empty())
+    return g;
+  // Candidates: the exp atoms of every term, each at its least exponent
+  // (0 in a term that lacks it).
+  llvm::DenseMap<AtomId, int32_t> least;
+  for (auto &[m, c] : p)
+    for (auto &[a, e] : monos[m])
+      if (isExpAtom(a)) {
+        auto [it, fresh] = least.try_emplace(a, e);
+        if (!fresh)
+          it->second = std::min(it->second, e);
+      }
+  for (auto &[a, e] : least) {
+    int32_t lo = e;
+    for (auto &[m, c] : p) {
+      const Mono &mm = monos[m];
+      auto it = llvm::find_if(mm, [&](auto &f) { return f.first == a; });
+      lo = std::min(lo, it == mm.end() ? 0 : it->second);
+    }
+    if (lo)
+      g.push_back({a, lo});
+  }
+  llvm::sort(g, [](auto &x, auto &y) { return x.first < y.first; });
+  return g;
+}
+
 TermId TermContext::inv(TermId a) {
   const Poly &p = polys[a];
+  if (p.size() > 1) {
+    // 1 / (E * Q) = E^-1 / Q for a product E of exp atoms (never zero).
+    Mono g = expGcd(a);
+    if (!g.empty()) {
+      Mono ginv = g;
+      for (auto &f : ginv)
+        f.second = -f.second;
+      TermId einv = intern({{internMono(std::move(ginv)), Rat(1)}});
+      return mul(einv, inv(mul(a, einv)));
+    }
+  }
   if (p.size() == 1) {
     // (c * prod a_i^e_i)^-1 = c^-1 * prod a_i^-e_i
     Rat c = p[0].second.inverse();
@@ -348,7 +402,58 @@ TermId TermContext::app(Fn f, llvm::ArrayRef<TermId> args,
 TermId TermContext::exp(TermId a) {
   if (auto at = asAtom(a); at && atoms[*at].kind == AtomKind::NegInf)
     return zeroId;
-  return app(Fn::Exp, {a});
+  if (a == zeroId)
+    return oneId;
+  // Terms c * m with m a single max, or the log of a positive sum of exp
+  // products, and c an integer leave the exp: exp(x + c*m) =
+  // exp(x) * exp(m)^c, exp(c * log(S)) = S^c (S > 0). Running maxima of
+  // an online softmax cancel this way; other terms stay together.
+  Poly rest, whole = polys[a];
+  TermId factor = oneId;
+  for (auto &[m, c] : whole) {
+    const Mono &mm = monos[m];
+    if (mm.size() == 1 && mm[0].second == 1 && c.den == 1 &&
+        c.num <= (1 << 20) && c.num >= -(1 << 20)) {
+      AtomId at = mm[0].first;
+      const Atom &atom = atoms[at];
+      bool isMax = atom.kind == AtomKind::Max;
+      bool isLog = atom.kind == AtomKind::App && atom.fn == Fn::Log &&
+                   isExpPositive(atom.args[0]);
+      if (isMax || isLog) {
+        TermId base =
+            isLog ? atom.args[0] : app(Fn::Exp, {atomTerm(at)});
+        factor = mul(factor, powInt(base, (int64_t)c.num));
+        continue;
+      }
+    }
+    rest.push_back({m, c});
+  }
+  if (rest.size() == whole.size())
+    return app(Fn::Exp, {a});
+  TermId r = rest.empty() ? oneId : app(Fn::Exp, {intern(std::move(rest))});
+  return mul(r, factor);
+}
+
+TermId TermContext::log(TermId a) {
+  if (!isExpPositive(a))
+    return app(Fn::Log, {a});
+  // log(E * S) = log(E) + log(S), log of a product of exp atoms the sum of
+  // their arguments; S keeps positive coefficients and exp atoms.
+  Mono g = expGcd(a);
+  if (g.empty())
+    return app(Fn::Log, {a});
+  TermId linear = zeroId;
+  for (auto &[at, e] : g)
+    linear = add(linear, scale(atoms[at].args[0], Rat(e)));
+  Mono ginv = g;
+  for (auto &f : ginv)
+    f.second = -f.second;
+  TermId restTerm =
+      mul(a, intern({{internMono(std::move(ginv)), Rat(1)}}));
+  Rat c;
+  if (isConstant(restTerm, &c) && c.isOne())
+    return linear;
+  return add(linear, app(Fn::Log, {restTerm}));
 }
 
 TermId TermContext::max(llvm::ArrayRef<TermId> args) {

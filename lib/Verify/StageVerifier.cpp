@@ -140,6 +140,11 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options,
                    z3::expr_vector &diffs) {
     for (auto &[x, y] : b.extra)
       solver.add(lower.term(x) == lower.term(y));
+    // Token ids lie in their vocabulary (assumption A6).
+    for (auto &[id, size] : sd.idBounds) {
+      z3::expr e = lower.term(id);
+      solver.add(e >= 0 && e <= ctx.real_val(std::to_string(size - 1).c_str()));
+    }
     for (size_t i : all)
       diffs.push_back(lower.term(out.pairs[i].first) !=
                       lower.term(out.pairs[i].second));

@@ -411,3 +411,49 @@ tv.spec @s {
   // expected-error @+1 {{'tv.cross_entropy' op result #0 must be ranked tensor of floating-point values}}
   %0 = tv.cross_entropy %l, %y : tensor<4x16xf32>, tensor<4xi64> -> tensor<i64>
 }
+
+// -----
+
+// target_logit
+tv.spec @s {
+  %l = tv.input "l" : tensor<4x8x2xf32>
+  %y = tv.input "y" : tensor<4xi64>
+  // expected-error @+1 {{'tv.target_logit' op logits must have rank 2 ([n, vocab])}}
+  %0 = tv.target_logit %l, %y : tensor<4x8x2xf32>, tensor<4xi64> -> tensor<4xf32>
+}
+
+// -----
+
+tv.spec @s {
+  %l = tv.input "l" : tensor<4x8xf32>
+  %y = tv.input "y" : tensor<3xi64>
+  // expected-error @+1 {{'tv.target_logit' op labels has shape [3], expected [4]}}
+  %0 = tv.target_logit %l, %y : tensor<4x8xf32>, tensor<3xi64> -> tensor<4xf32>
+}
+
+// -----
+
+tv.spec @s {
+  %l = tv.input "l" : tensor<4x8xf32>
+  %y = tv.input "y" : tensor<4xi64>
+  // expected-error @+1 {{'tv.target_logit' op has a vocab_axis but runs on one device (not in a plan)}}
+  %0 = tv.target_logit %l, %y {vocab_axis = "tp"} : tensor<4x8xf32>, tensor<4xi64> -> tensor<4xf32>
+}
+
+// -----
+
+tv.spec @s {
+  %y = tv.input "y" : tensor<4xi64>
+  %g = tv.input "g" : tensor<2xf32>
+  // expected-error @+1 {{'tv.target_logit_grad' op grad has shape [2], expected [4]}}
+  %0 = tv.target_logit_grad %y, %g : tensor<4xi64>, tensor<2xf32> -> tensor<4x8xf32>
+}
+
+// -----
+
+tv.spec @s {
+  %y = tv.input "y" : tensor<4xi64>
+  %g = tv.input "g" : tensor<4xf32>
+  // expected-error @+1 {{'tv.target_logit_grad' op takes either vocab_axis or vocab_offset}}
+  %0 = tv.target_logit_grad %y, %g {vocab_axis = "tp", vocab_offset = 0} : tensor<4xi64>, tensor<4xf32> -> tensor<4x8xf32>
+}

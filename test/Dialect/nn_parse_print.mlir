@@ -120,3 +120,19 @@ tv.spec @cross_entropy {
   %0 = tv.cross_entropy %l, %y : tensor<4x16xf32>, tensor<4xi64> -> tensor<f32>
   %1 = tv.cross_entropy %l, %y32 {mb = 0} : tensor<4x16xf32>, tensor<4xi32> -> tensor<f32>
 }
+
+// CHECK-LABEL: tv.spec @target_logit {
+// CHECK:         %[[L:.*]] = tv.input "logits" : tensor<4x8xf32>
+// CHECK:         %[[Y:.*]] = tv.input "labels" : tensor<4xi64>
+// CHECK:         %[[G:.*]] = tv.input "g" : tensor<4xf32>
+// CHECK:         tv.target_logit %[[L]], %[[Y]] : tensor<4x8xf32>, tensor<4xi64> -> tensor<4xf32>
+// CHECK:         tv.target_logit %[[L]], %[[Y]] {vocab_offset = 8 : i64} : tensor<4x8xf32>, tensor<4xi64> -> tensor<4xf32>
+// CHECK:         tv.target_logit_grad %[[Y]], %[[G]] : tensor<4xi64>, tensor<4xf32> -> tensor<4x8xf32>
+tv.spec @target_logit {
+  %l = tv.input "logits" : tensor<4x8xf32>
+  %y = tv.input "labels" : tensor<4xi64>
+  %g = tv.input "g" : tensor<4xf32>
+  %0 = tv.target_logit %l, %y : tensor<4x8xf32>, tensor<4xi64> -> tensor<4xf32>
+  %1 = tv.target_logit %l, %y {vocab_offset = 8} : tensor<4x8xf32>, tensor<4xi64> -> tensor<4xf32>
+  %2 = tv.target_logit_grad %y, %g : tensor<4xi64>, tensor<4xf32> -> tensor<4x8xf32>
+}

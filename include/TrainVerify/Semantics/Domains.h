@@ -53,7 +53,7 @@ struct SymDomain {
     return c.scale(a, sym::Rat(llvm::DynamicAPInt(1), llvm::DynamicAPInt(n)));
   }
   V exp(V a) { return c.exp(a); }
-  V log(V a) { return c.app(sym::Fn::Log, {a}); }
+  V log(V a) { return c.log(a); }
   V sqrt(V a) { return c.sqrt(a); }
   V rsqrt(V a) { return c.rsqrt(a); }
   V sigmoid(V a) { return c.app(sym::Fn::Sigmoid, {a}); }
@@ -72,6 +72,12 @@ struct SymDomain {
     return c.app(sym::Fn::PowReal, {a, c.constant(k)});
   }
   V max(llvm::ArrayRef<V> xs) { return c.max(xs); }
+  /// Token ids read against a whole vocabulary of `size` lie in [0, size):
+  /// recorded for the solver (docs/soundness.md, assumption A6).
+  std::vector<std::pair<V, int64_t>> idBounds;
+  void idInVocabulary(V id, int64_t size) {
+    idBounds.push_back({id, size});
+  }
   V select(V idx, int64_t off, llvm::ArrayRef<V> vals) {
     return c.select(idx, off, vals);
   }
@@ -129,6 +135,7 @@ struct ConcreteDomain {
       m = std::max(m, x);
     return m;
   }
+  void idInVocabulary(V, int64_t) {} // drawn in range (tv-interpret)
   V select(V idx, int64_t off, llvm::ArrayRef<V> vals) {
     int64_t i = (int64_t)std::llround(idx) - off;
     return i >= 0 && i < (int64_t)vals.size() ? vals[i] : 0.0;

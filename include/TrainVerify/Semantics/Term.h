@@ -127,8 +127,15 @@ public:
   TermId negInf();
   TermId undef();
 
-  // Specialized constructors with their algebraic facts.
+  // Specialized constructors with their algebraic facts
+  // (docs/soundness.md, "exp and log").
+  /// exp(a), with exp(x + c*m) = exp(x) * exp(m)^c split off for every term
+  /// of `a` whose monomial is one max (an integer c), and exp(c*log(S)) =
+  /// S^c for an S that is a positive sum of exp products.
   TermId exp(TermId a);
+  /// log(a); for a positive sum of exp products, the exp factors common to
+  /// every term leave the log: log(exp(x) * S) = x + log(S).
+  TermId log(TermId a);
   TermId sqrt(TermId a) { return app(Fn::Sqrt, {a}); }
   TermId rsqrt(TermId a) { return inv(sqrt(a)); }
 
@@ -147,7 +154,17 @@ public:
   std::optional<AtomId> asAtom(TermId t) const;
   std::string toString(TermId t) const;
 
+  /// Whether `t` is a sum of products of exp atoms (powers of any sign)
+  /// with positive coefficients, hence positive.
+  bool isExpPositive(TermId t) const;
+
 private:
+  /// The largest product of exp atoms dividing every term of `t` (each
+  /// atom at its least exponent over the terms, absent counting as 0).
+  Mono expGcd(TermId t) const;
+  bool isExpAtom(AtomId a) const {
+    return atoms[a].kind == AtomKind::App && atoms[a].fn == Fn::Exp;
+  }
   TermId intern(Poly p);
   MonoId internMono(Mono m);
   AtomId internAtom(Atom a);

@@ -77,9 +77,47 @@ LogicalResult CrossEntropyGradOp::verify() {
   return expectShape(*this, getResult(), l, "result");
 }
 
+LogicalResult TargetLogitOp::verify() {
+  if (failed(verifyVocabAxis(*this, getVocabAxis())))
+    return failure();
+  ArrayRef<int64_t> l = shapeOf(getLogits());
+  if (l.size() != 2)
+    return emitOpError() << "logits must have rank 2 ([n, vocab])";
+  if (failed(expectShape(*this, getLabels(), {l[0]}, "labels")))
+    return failure();
+  return expectShape(*this, getResult(), {l[0]}, "result");
+}
+
+LogicalResult TargetLogitGradOp::verify() {
+  if (failed(verifyVocabAxis(*this, getVocabAxis())))
+    return failure();
+  ArrayRef<int64_t> r = shapeOf(getResult());
+  if (r.size() != 2)
+    return emitOpError() << "result must have rank 2 ([n, vocab])";
+  if (failed(expectShape(*this, getLabels(), {r[0]}, "labels")))
+    return failure();
+  return expectShape(*this, getGrad(), {r[0]}, "grad");
+}
+
 //===----------------------------------------------------------------------===//
 // Meaning
 //===----------------------------------------------------------------------===//
+
+/// The first vocabulary row or column a shard of `size` holds.
+template <typename Op, typename D>
+static std::optional<int64_t> vocabOffset(Op o, Evaluator<D> &ev,
+                                          int64_t size, std::string &err) {
+  int64_t offset = o.getVocabOffset() ? (int64_t)*o.getVocabOffset() : 0;
+  if (auto axis = o.getVocabAxis()) {
+    int64_t c = ev.coord(*axis);
+    if (c < 0) {
+      err = "vocab_axis '" + axis->str() + "' is not a mesh axis";
+      return std::nullopt;
+    }
+    offset = c * size;
+  }
+  return offset;
+}
 
 template <typename D>
 static EvalStatus evaluate(EmbeddingOp o, Evaluator<D> &ev) {
@@ -98,6 +136,9 @@ static EvalStatus evaluate(EmbeddingOp o, Evaluator<D> &ev) {
     }
     offset = c * rows;
   }
+  if (!o.getVocabAxis() && !o.getVocabOffset())
+    for (V id : ids.data)
+      d.idInVocabulary(id, rows);
   T res = ev.make(ev.result());
   SmallVector<V> column(rows);
   for (int64_t j = 0; j < h; ++j) {
@@ -151,6 +192,8 @@ static EvalStatus evaluate(CrossEntropyOp, Evaluator<D> &ev) {
   auto &out = ev.out;
   const T &l = *in[0], &lab = *in[1];
   int64_t n = l.shape[0], v = l.shape[1];
+  for (V id : lab.data)
+    d.idInVocabulary(id, v);
   V total = d.zero();
   for (int64_t i = 0; i < n; ++i) {
     ArrayRef<V> row(l.data.data() + i * v, v);
@@ -176,6 +219,8 @@ static EvalStatus evaluate(CrossEntropyGradOp, Evaluator<D> &ev) {
   auto &out = ev.out;
   const T &l = *in[0], &lab = *in[1], &g = *in[2];
   int64_t n = l.shape[0], v = l.shape[1];
+  for (V id : lab.data)
+    d.idInVocabulary(id, v);
   T res = ev.make(l.shape);
   V scale = d.divInt(g.data[0], n);
   for (int64_t i = 0; i < n; ++i) {
@@ -191,6 +236,52 @@ static EvalStatus evaluate(CrossEntropyGradOp, Evaluator<D> &ev) {
   return std::nullopt;
 }
 TV_EVALUATE_BY_TEMPLATE(CrossEntropyGradOp)
+
+template <typename D>
+static EvalStatus evaluate(TargetLogitOp o, Evaluator<D> &ev) {
+  using V = typename D::V;
+  using T = Tensor<typename D::V>;
+  D &d = ev.d;
+  const T &l = *ev.in[0], &lab = *ev.in[1];
+  int64_t n = l.shape[0], v = l.shape[1];
+  std::string err;
+  std::optional<int64_t> offset = vocabOffset(o, ev, v, err);
+  if (!offset)
+    return err;
+  if (!o.getVocabAxis() && !o.getVocabOffset())
+    for (int64_t i = 0; i < n; ++i)
+      d.idInVocabulary(lab.data[i], v);
+  T res = ev.make({n});
+  for (int64_t i = 0; i < n; ++i)
+    res.data[i] =
+        d.select(lab.data[i], *offset, ArrayRef<V>(l.data.data() + i * v, v));
+  ev.out.push_back(std::move(res));
+  return std::nullopt;
+}
+TV_EVALUATE_BY_TEMPLATE(TargetLogitOp)
+
+template <typename D>
+static EvalStatus evaluate(TargetLogitGradOp o, Evaluator<D> &ev) {
+  using T = Tensor<typename D::V>;
+  D &d = ev.d;
+  const T &lab = *ev.in[0], &g = *ev.in[1];
+  Shape rs = ev.result();
+  int64_t n = rs[0], v = rs[1];
+  std::string err;
+  std::optional<int64_t> offset = vocabOffset(o, ev, v, err);
+  if (!offset)
+    return err;
+  T res = ev.make(rs);
+  // As tv.cross_entropy_grad forms its one-hot term: dy times the
+  // indicator of the label's column.
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < v; ++j)
+      res.data[i * v + j] =
+          d.mul(g.data[i], d.select(lab.data[i], *offset + j, {d.one()}));
+  ev.out.push_back(std::move(res));
+  return std::nullopt;
+}
+TV_EVALUATE_BY_TEMPLATE(TargetLogitGradOp)
 
 //===----------------------------------------------------------------------===//
 // Structure and rules
@@ -225,6 +316,24 @@ static void crossEntropyShapeRule(Operation *o, ShapeConstraints &c) {
 }
 
 TV_SHAPE_RULE_BY(CrossEntropyOp, crossEntropyShapeRule)
+
+void TargetLogitOp::addShapeConstraints(ShapeConstraints &c) {
+  Value l = getLogits(), lab = getLabels(), r = getResult();
+  c.equal(*this, key(l, 0), key(lab, 0));
+  c.equal(*this, key(l, 0), key(r, 0));
+  c.atLeast(key(l, 1), 2);
+  if (auto off = getVocabOffset())
+    c.vocabOffset(*this, (int64_t)*off, l);
+}
+
+void TargetLogitGradOp::addShapeConstraints(ShapeConstraints &c) {
+  Value lab = getLabels(), g = getGrad(), r = getResult();
+  c.equal(*this, key(lab, 0), key(g, 0));
+  c.equal(*this, key(r, 0), key(g, 0));
+  c.atLeast(key(r, 1), 2);
+  if (auto off = getVocabOffset())
+    c.vocabOffset(*this, (int64_t)*off, r);
+}
 TV_SHAPE_RULE_BY(CrossEntropyGradOp, crossEntropyShapeRule)
 
 FoldFact EmbeddingOp::getFoldFact(ArrayRef<FoldFact> operands, unsigned result,
@@ -260,3 +369,4 @@ FoldFact EmbeddingGradOp::getFoldFact(ArrayRef<FoldFact> operands,
 
 unsigned EmbeddingGradOp::getCotangentIndex() { return 1; }
 unsigned CrossEntropyGradOp::getCotangentIndex() { return 2; }
+unsigned TargetLogitGradOp::getCotangentIndex() { return 1; }

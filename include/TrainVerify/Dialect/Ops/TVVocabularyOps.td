@@ -78,4 +78,48 @@ def TV_CrossEntropyGradOp : TV_ComputeOp<"cross_entropy_grad", [
   let hasVerifier = 1;
 }
 
+def TV_TargetLogitOp : TV_ComputeOp<"target_logit", [
+      DeclareOpInterfaceMethods<TV_ShapeRuleOpInterface>,
+      Pure]> {
+  let summary = "Each row's logit at its label, optionally vocab-parallel";
+  let description = [{
+    `logits` `[n, v]`, `labels` `[n]`: `result[i] = logits[i, labels[i] -
+    offset]` when that column is inside this shard, zero otherwise, with
+    `offset` as in `tv.embedding` (`vocab_offset`, or the rank's coordinate
+    on `vocab_axis` times `v`, or 0). Megatron-LM's vocabulary-parallel
+    cross-entropy computes the predicted logit this way on every rank of
+    the tensor-parallel group and all-reduces the sum: exactly one shard
+    holds each label.
+  }];
+  let arguments = (ins TV_FloatTensor:$logits, TV_IdTensor:$labels,
+                       OptionalAttr<StrAttr>:$vocab_axis,
+                       OptionalAttr<I64Attr>:$vocab_offset);
+  let results = (outs TV_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` type($logits) `,` type($labels) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TV_TargetLogitGradOp : TV_ComputeOp<"target_logit_grad", [
+      DeclareOpInterfaceMethods<TV_ShapeRuleOpInterface>,
+      DeclareOpInterfaceMethods<TV_GradOpInterface>,
+      Pure]> {
+  let summary = "VJP of target_logit: dy placed at each row's label column";
+  let description = [{
+    `result[i, j] = grad[i]` when `labels[i] - offset == j`, zero otherwise
+    (`offset` as in `tv.target_logit`); the result type gives `[n, v]`.
+  }];
+  let arguments = (ins TV_IdTensor:$labels, TV_FloatTensor:$grad,
+                       OptionalAttr<StrAttr>:$vocab_axis,
+                       OptionalAttr<I64Attr>:$vocab_offset);
+  let results = (outs TV_FloatTensor:$result);
+  let assemblyFormat = [{
+    $labels `,` $grad attr-dict `:` type($labels) `,` type($grad) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // TV_VOCABULARY_OPS_TD
