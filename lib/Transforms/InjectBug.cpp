@@ -241,6 +241,22 @@ void InjectBugPass::runOnOperation() {
       return out && out.getName().contains(".experts.") &&
              out.getName().ends_with(".grad");
     };
+  } else if (b == "vocab-ce-missing-allreduce") {
+    // A tp all-reduce of the vocabulary-parallel cross-entropy: of the
+    // logits' max, of the predicted (target) logits, or of the sums of
+    // exps, in program order.
+    pred = [](Operation *op) {
+      auto ar = dyn_cast<AllReduceOp>(op);
+      if (!ar)
+        return false;
+      Operation *def = ar.getInput().getDefiningOp();
+      if (!def)
+        return false;
+      if (isa<MaxOp, TargetLogitOp>(def))
+        return true;
+      auto sum = dyn_cast<SumOp>(def);
+      return sum && sum->getOperand(0).getDefiningOp<ExpOp>();
+    };
   } else if (b == "tied-embedding-unsynced") {
     // Tied embeddings under pipeline parallelism: the all-reduce of the
     // embedding gradient over the embedding group (first and last stage).
@@ -277,7 +293,7 @@ void InjectBugPass::runOnOperation() {
         "multi-rank-scale",    "early-grad-reduce",
         "grad-scale-mb",       "sp-missing-norm-grad-reduce",
         "ep-double-reduce",    "zero-wrong-shard",
-        "tied-embedding-unsynced"};
+        "tied-embedding-unsynced", "vocab-ce-missing-allreduce"};
     InFlightDiagnostic d = module.emitError()
                            << "unknown bug class '" << b << "'; the classes are ";
     llvm::interleaveComma(classes, d);
@@ -349,7 +365,8 @@ void InjectBugPass::runOnOperation() {
   };
 
   if (b == "missing-allreduce" || b == "missing-bw-reduce" ||
-      b == "sp-missing-norm-grad-reduce") {
+      b == "sp-missing-norm-grad-reduce" ||
+      b == "vocab-ce-missing-allreduce") {
     auto ar = cast<AllReduceOp>(target);
     auto copy = CopyOp::create(bld, loc, ar.getInput());
     for (NamedAttribute a : ar->getDiscardableAttrs())

@@ -58,6 +58,13 @@ static llvm::cl::opt<bool> clSp(
     llvm::cl::desc("--import-model-config: Megatron-LM sequence parallelism "
                    "(the residual stream sharded along the sequence over tp)"),
     llvm::cl::init(false));
+static llvm::cl::opt<bool> clGatherLogits(
+    "gather-logits",
+    llvm::cl::desc("--import-model-config: all-gather the logits over tp and "
+                   "compute the loss on the whole vocabulary (as a framework "
+                   "without a vocabulary-parallel loss does) instead of "
+                   "Megatron-LM's vocabulary-parallel cross-entropy"),
+    llvm::cl::init(false));
 static llvm::cl::opt<int64_t> clEp(
     "ep",
     llvm::cl::desc("--import-model-config: expert-parallel size (routed "
@@ -406,7 +413,7 @@ LogicalResult refuseModelConfigOptions(Location loc, StringRef translation) {
   for (const llvm::cl::Option *o :
        std::initializer_list<const llvm::cl::Option *>{
            &clParallel, &clLayers, &clSeq, &clMicroBatchSize, &clTracedNorm,
-           &clSp, &clEp, &clZero})
+           &clSp, &clEp, &clZero, &clGatherLogits})
     if (o->getNumOccurrences())
       return emitError(loc) << "--" << o->ArgStr
                             << " applies to --import-model-config only, not "
@@ -473,6 +480,7 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
   }
   pc.sp = clSp;
   pc.zero = clZero;
+  pc.gatherLogits = clGatherLogits;
   check(pc.zero >= 0 && pc.zero <= 2,
         "--zero must be 1 or 2 (ZeRO stage), got " + Twine(pc.zero));
   check(mc.nh % pc.tp == 0, "tp=" + Twine(pc.tp) +

@@ -333,6 +333,48 @@ public:
                 "tv.embedding_grad " + ids.ref() + ", " + g.ref() + attrs(at) +
                     " : " + ids.ty() + ", " + g.ty() + " -> " + tyOf(table));
   }
+  /// Max over `dim`, kept as a dimension of 1.
+  Val maxKeep(const Val &x, int64_t dim, StringRef hint) {
+    Shape s = x.s;
+    s[dim] = 1;
+    return emit(hint, s,
+                "tv.max " + x.ref() + " dims [" + std::to_string(dim) + "]" +
+                    attrs({"keepdim"}) + " : " + x.ty() + " -> " + tyOf(s));
+  }
+  Val allReduceMax(const Val &x, ArrayRef<std::string> axes, StringRef hint) {
+    return emit(hint, x.s,
+                "tv.all_reduce max " + x.ref() + attrs({axesAttr(axes)}) +
+                    " : " + x.ty() + " -> " + x.ty());
+  }
+  Val mean(const Val &x, int64_t dim, StringRef hint) {
+    Shape s = x.s;
+    s.erase(s.begin() + dim);
+    return emit(hint, s,
+                "tv.mean " + x.ref() + " dims [" + std::to_string(dim) + "]" +
+                    attrs() + " : " + x.ty() + " -> " + tyOf(s));
+  }
+  Val meanGrad(const Val &g, Shape s, int64_t dim, StringRef hint) {
+    return emit(hint, s,
+                "tv.mean_grad " + g.ref() + " dims [" + std::to_string(dim) +
+                    "]" + attrs() + " : " + g.ty() + " -> " + tyOf(s));
+  }
+  /// Each row's logit at its label on this rank's vocabulary shard (over
+  /// `axis`), zero when another shard holds the label.
+  Val targetLogit(const Val &logits, const Val &labels, StringRef axis,
+                  StringRef hint) {
+    return emit(hint, {logits.s[0]},
+                "tv.target_logit " + logits.ref() + ", " + labels.ref() +
+                    attrs({"vocab_axis = \"" + axis.str() + "\""}) + " : " +
+                    logits.ty() + ", " + labels.ty() + " -> " +
+                    tyOf({logits.s[0]}));
+  }
+  Val targetLogitGrad(const Val &labels, const Val &g, Shape s,
+                      StringRef axis, StringRef hint) {
+    return emit(hint, s,
+                "tv.target_logit_grad " + labels.ref() + ", " + g.ref() +
+                    attrs({"vocab_axis = \"" + axis.str() + "\""}) + " : " +
+                    labels.ty() + ", " + g.ty() + " -> " + tyOf(s));
+  }
   Val crossEntropy(const Val &logits, const Val &labels, StringRef hint) {
     return emit(hint, {},
                 "tv.cross_entropy " + logits.ref() + ", " + labels.ref() +
@@ -526,6 +568,8 @@ struct ParCfg {
   int64_t dp = 1, tp = 1, pp = 1, mb = 1, ep = 1;
   bool sp = false;
   int64_t zero = 0;
+  /// All-gather the logits instead of the vocabulary-parallel loss.
+  bool gatherLogits = false;
 };
 
 /// One plan tensor that a lineage refers to, on every rank of one pipeline

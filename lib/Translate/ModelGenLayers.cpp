@@ -578,11 +578,33 @@ Vals Gen::headForward(Prog &P, const Dims &d, const Val &normW,
   T(P, "final.xn", h["fn"], 0, RES_TP);
   h["fg"] = gatherSeq(P, d, h["fn"], "final_xn_full");
   Val lg = P.linear(h["fg"], outW, d.tp ? "logits_part" : "logits");
+  h["labels"] = P.reshape(labels, {R * S}, "labels_flat");
+  if (d.tp && !p.gatherLogits) {
+    // Megatron's vocabulary-parallel cross-entropy: the logits stay
+    // sharded over tp (decision 59).
+    Val lf = P.reshape(lg, {R * S, d.V}, "logits_flat");
+    T(P, "logits", lf, 0, 1);
+    h["logits"] = lf;
+    Val ml = P.maxKeep(lf, 1, "logits_max_local");
+    Val mx = P.allReduceMax(ml, {"tp"}, "logits_max");
+    Val xs = P.binary("sub", lf, P.broadcast(mx, lf.s, "logits_max_b"),
+                      "logits_shifted");
+    Val tl = P.targetLogit(xs, h["labels"], "tp", "predicted_local");
+    Val t = P.allReduce(tl, {"tp"}, "predicted_logits");
+    Val e = P.unary("exp", xs, "exp_logits");
+    Val sl = P.sum(e, 1, "sum_exp_local");
+    Val se = P.allReduce(sl, {"tp"}, "sum_exp_logits");
+    h["exp"] = e;
+    h["sum_exp"] = se;
+    Val li = P.binary("sub", P.unary("log", se, "log_sum_exp"), t,
+                      "token_loss");
+    h["loss"] = P.mean(li, 0, "loss");
+    return h;
+  }
   if (d.tp)
     lg = P.allGather(lg, 2, p.tp, {"tp"}, "logits");
   h["logits"] = P.reshape(lg, {R * S, m.V}, "logits_flat");
   T(P, "logits", h["logits"], 0, -1);
-  h["labels"] = P.reshape(labels, {R * S}, "labels_flat");
   h["loss"] = P.crossEntropy(h["logits"], h["labels"], "loss");
   return h;
 }
@@ -592,11 +614,29 @@ Val Gen::headBackward(Prog &P, const Dims &d, const Val &normW,
   int64_t R = d.rows;
   P.comment("loss, LM head, final norm backward" +
             (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
-  Val dl = P.crossEntropyGrad(h["logits"], h["labels"], seed, "d_logits_flat");
-  T(P, "d_logits", dl, 0, -1);
-  Val dlg = P.reshape(dl, {R, S, m.V}, "d_logits");
-  if (d.tp)
-    dlg = P.chunk(dlg, 2, p.tp, {"tp"}, "d_logits_chunk");
+  Val dlg;
+  if (d.tp && !p.gatherLogits) {
+    // (softmax - one-hot of the label on this shard) * dloss / tokens.
+    int64_t N = R * S;
+    Val g = P.meanGrad(seed, {N}, 0, "d_token_loss");
+    Val gb = P.broadcast(P.reshape(g, {N, 1}, "d_token_loss_col"),
+                         {N, d.V}, "d_token_loss_b");
+    Val sb = P.broadcast(P.reshape(h["sum_exp"], {N, 1}, "sum_exp_col"),
+                         {N, d.V}, "sum_exp_b");
+    Val sm = P.binary("div", h["exp"], sb, "softmax_local");
+    Val oh = P.targetLogitGrad(h["labels"], g, {N, d.V}, "tp", "d_predicted");
+    Val dl = P.binary("sub", P.mul(sm, gb, "d_softmax_part"), oh,
+                      "d_logits_flat");
+    T(P, "d_logits", dl, 0, 1);
+    dlg = P.reshape(dl, {R, S, d.V}, "d_logits");
+  } else {
+    Val dl =
+        P.crossEntropyGrad(h["logits"], h["labels"], seed, "d_logits_flat");
+    T(P, "d_logits", dl, 0, -1);
+    dlg = P.reshape(dl, {R, S, m.V}, "d_logits");
+    if (d.tp)
+      dlg = P.chunk(dlg, 2, p.tp, {"tp"}, "d_logits_chunk");
+  }
   auto [dfn, dout] = P.linearGrad(h["fg"], outW, dlg,
                                   d.tp ? "d_final_xn_part" : "d_final_xn",
                                   "d_output");

@@ -54,6 +54,22 @@ z3::expr Z3Lowering::term(TermId t) {
   return sum;
 }
 
+z3::expr Z3Lowering::apply(const std::string &name,
+                           llvm::ArrayRef<sym::TermId> operands) {
+  auto fit = fns.find(name);
+  if (fit == fns.end()) {
+    z3::sort_vector domain(ctx);
+    for (size_t i = 0; i < operands.size(); ++i)
+      domain.push_back(ctx.real_sort());
+    fit = fns.emplace(name, ctx.function(name.c_str(), domain, ctx.real_sort()))
+              .first;
+  }
+  z3::expr_vector args(ctx);
+  for (sym::TermId t : operands)
+    args.push_back(term(t));
+  return fit->second(args);
+}
+
 z3::expr Z3Lowering::atom(AtomId id) {
   auto it = atomCache.find(id);
   if (it != atomCache.end())
@@ -70,25 +86,17 @@ z3::expr Z3Lowering::atom(AtomId id) {
     std::string name = fnName(a.fn).str();
     for (int64_t x : a.aux)
       name += "_" + std::to_string(x);
-    name += "_" + std::to_string(a.args.size());
-    auto fit = fns.find(name);
-    if (fit == fns.end()) {
-      z3::sort_vector domain(ctx);
-      for (size_t i = 0; i < a.args.size(); ++i)
-        domain.push_back(ctx.real_sort());
-      fit = fns.emplace(name, ctx.function(name.c_str(), domain, ctx.real_sort()))
-                .first;
-    }
-    z3::expr_vector args(ctx);
-    for (TermId t : a.args)
-      args.push_back(term(t));
-    result = fit->second(args);
+    result = apply(name + "_" + std::to_string(a.args.size()), a.args);
     break;
   }
   case AtomKind::Inv:
     result = ctx.real_val(1) / term(a.args[0]);
     break;
   case AtomKind::Max: {
+    if (opaqueMax) {
+      result = apply("max_" + std::to_string(a.args.size()), a.args);
+      break;
+    }
     result = term(a.args[0]);
     for (size_t i = 1; i < a.args.size(); ++i) {
       z3::expr x = term(a.args[i]);

@@ -146,6 +146,9 @@ public:
   const VarInfo &varInfo(int64_t v) const { return vars[v]; }
   size_t numVars() const { return vars.size(); }
   size_t numTerms() const { return polys.size(); }
+  size_t numAtoms() const { return atoms.size(); }
+  /// The term that is atom `a` alone.
+  TermId atomTermOf(AtomId a) { return atomTerm(a); }
   /// Approximate bytes held by the interned terms (a stage's memory budget
   /// is checked against it).
   size_t footprint() const { return bytes; }

@@ -227,7 +227,10 @@ def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
     runs along another dimension, its result viewed as the expected shard),
     tied-embedding-unsynced (tied embeddings under pipeline parallelism: the
     all-reduce of the embedding gradient over the embedding group of the
-    first and last stage becomes a copy).
+    first and last stage becomes a copy), vocab-ce-missing-allreduce (one
+    tp all-reduce of the vocabulary-parallel cross-entropy becomes a copy:
+    of the logits' max, of the predicted logits or of the sums of exps, by
+    `index` in program order).
     `rank` chooses the rank (default: the first rank that has a candidate
     op); `layer` restricts candidates to the ops of one decoder layer (an op
     belongs to the layer named by the first `lK.` tag or output after it);

@@ -22,9 +22,16 @@ public:
   /// The Z3 constant of variable `v` (created on first use).
   z3::expr var(int64_t v);
   bool hasVar(int64_t v) const { return vars.count(v); }
+  /// Lower `max` as an uninterpreted function of its arguments instead of
+  /// its if-then-else: a weaker theory (an unsat answer still proves), and
+  /// far easier where the maxima only need to cancel (a max-subtracted
+  /// loss).
+  bool opaqueMax = false;
 
 private:
   z3::expr atom(sym::AtomId a);
+  /// The uninterpreted real function `name` applied to the terms.
+  z3::expr apply(const std::string &name, llvm::ArrayRef<sym::TermId> operands);
   z3::context &ctx;
   const sym::TermContext &terms;
   std::map<sym::TermId, z3::expr> termCache;

@@ -128,14 +128,11 @@ static EvalStatus evaluate(EmbeddingOp o, Evaluator<D> &ev) {
   auto &out = ev.out;
   const T &ids = *in[0], &table = *in[1];
   int64_t rows = table.shape[0], h = table.shape[1];
-  int64_t offset = o.getVocabOffset() ? (int64_t)*o.getVocabOffset() : 0;
-  if (auto axis = o.getVocabAxis()) {
-    int64_t c = ev.coord(*axis);
-    if (c < 0) {
-      return "vocab_axis '" + axis->str() + "' is not a mesh axis";
-    }
-    offset = c * rows;
-  }
+  std::string err;
+  std::optional<int64_t> off = vocabOffset(o, ev, rows, err);
+  if (!off)
+    return err;
+  int64_t offset = *off;
   if (!o.getVocabAxis() && !o.getVocabOffset())
     for (V id : ids.data)
       d.idInVocabulary(id, rows);
@@ -162,14 +159,11 @@ static EvalStatus evaluate(EmbeddingGradOp o, Evaluator<D> &ev) {
   const T &ids = *in[0], &g = *in[1];
   Shape rs = ev.result();
   int64_t rows = rs[0], h = rs[1];
-  int64_t offset = o.getVocabOffset() ? (int64_t)*o.getVocabOffset() : 0;
-  if (auto axis = o.getVocabAxis()) {
-    int64_t c = ev.coord(*axis);
-    if (c < 0) {
-      return "vocab_axis '" + axis->str() + "' is not a mesh axis";
-    }
-    offset = c * rows;
-  }
+  std::string err;
+  std::optional<int64_t> off = vocabOffset(o, ev, rows, err);
+  if (!off)
+    return err;
+  int64_t offset = *off;
   T res = ev.make(rs);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < h; ++j) {
