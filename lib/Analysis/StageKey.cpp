@@ -111,7 +111,11 @@ std::string mlir::tv::canonicalStageKey(StageOp stage) {
     os << ren(l.getSpec().getValue()) << "[";
     for (unsigned i = 0; i < l.getRank(); ++i)
       os << l.getLower()[i] << ":" << l.getUpper()[i] << ",";
-    os << "]=";
+    os << "]";
+    if (l.isScaled())
+      os << "*" << l.getScaleFraction().first << "/"
+         << l.getScaleFraction().second;
+    os << "=";
     l.walkGroups([&](size_t, ArrayRef<PlanRefView> g) {
       os << "(";
       for (const PlanRefView &r : g)

@@ -4,6 +4,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::tv;
@@ -112,12 +113,22 @@ Attribute LineageAttr::parse(AsmParser &parser, Type) {
       return {};
     groups.push_back(ArrayAttr::get(ctx, refs));
   } while (succeeded(parser.parseOptionalVerticalBar()));
+  SmallVector<int64_t> scale;
+  if (succeeded(parser.parseOptionalKeyword("scaled"))) {
+    int64_t num, den = 1;
+    if (parser.parseInteger(num))
+      return {};
+    if (succeeded(parser.parseOptionalSlash()) && parser.parseInteger(den))
+      return {};
+    if (num != 1 || den != 1) // a factor of 1 is no factor
+      scale = {num, den};
+  }
   if (parser.parseGreater())
     return {};
   return parser.getChecked<LineageAttr>(
       ctx, StringAttr::get(ctx, spec), lower, upper, ArrayAttr::get(ctx, groups),
       replicas ? StringAttr::get(ctx, replicaName) : StringAttr(),
-      replicaRanks);
+      replicaRanks, scale);
 }
 
 void LineageAttr::print(AsmPrinter &printer) const {
@@ -153,6 +164,12 @@ void LineageAttr::print(AsmPrinter &printer) const {
     llvm::interleaveComma(getReplicaRanks(), printer);
     printer << "]";
   }
+  if (isScaled()) {
+    auto [n, d] = getScaleFraction();
+    printer << " scaled " << n;
+    if (d != 1)
+      printer << "/" << d;
+  }
   printer << ">";
 }
 
@@ -160,9 +177,22 @@ LogicalResult
 LineageAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                     StringAttr spec, ArrayRef<int64_t> lower,
                     ArrayRef<int64_t> upper, ArrayAttr groups,
-                    StringAttr replicaName, ArrayRef<int64_t> replicaRanks) {
+                    StringAttr replicaName, ArrayRef<int64_t> replicaRanks,
+                    ArrayRef<int64_t> scale) {
   if (!spec || spec.getValue().empty())
     return emitError() << "lineage needs a spec tensor name";
+  if (!scale.empty()) {
+    if (scale.size() != 2)
+      return emitError() << "lineage scale must be a numerator and a "
+                            "denominator";
+    if (scale[0] == 0 || scale[1] <= 0)
+      return emitError() << "lineage scale " << scale[0] << "/" << scale[1]
+                         << " must be a non-zero fraction with a positive "
+                            "denominator";
+    if (std::gcd(scale[0], scale[1]) != 1)
+      return emitError() << "lineage scale " << scale[0] << "/" << scale[1]
+                         << " is not in lowest terms";
+  }
   if (lower.size() != upper.size())
     return emitError() << "lineage slice bounds have different ranks";
   for (unsigned i = 0; i < lower.size(); ++i)
@@ -228,7 +258,7 @@ size_t LineageAttr::getNumGroups() const {
 LineageAttr LineageAttr::withBox(ArrayRef<int64_t> lower,
                                  ArrayRef<int64_t> upper) const {
   return LineageAttr::get(getContext(), getSpec(), lower, upper, getGroups(),
-                          getReplicaName(), getReplicaRanks());
+                          getReplicaName(), getReplicaRanks(), getScale());
 }
 
 void LineageAttr::walkGroups(

@@ -111,9 +111,13 @@ LogicalResult exportJsonPlan(ModuleOp module, llvm::raw_ostream &os) {
         refs.push_back(json::Array{r.getName().str(), r.getRank()});
       groups.push_back(std::move(refs));
     }
-    lineages.push_back(json::Object{{"spec", l.getSpec().str()},
-                                    {"slice", std::move(box)},
-                                    {"groups", std::move(groups)}});
+    json::Object entry{{"spec", l.getSpec().str()},
+                       {"slice", std::move(box)},
+                       {"groups", std::move(groups)}};
+    if (l.isScaled())
+      entry["scale"] = json::Array{l.getScaleFraction().first,
+                                   l.getScaleFraction().second};
+    lineages.push_back(std::move(entry));
   }
   root["lineages"] = std::move(lineages);
   os << llvm::formatv("{0:1}", json::Value(std::move(root))) << "\n";
@@ -309,6 +313,26 @@ public:
         error(lpath) << "expected {\"spec\", \"slice\", \"groups\"}";
         return {};
       }
+      for (const auto &kv : *l)
+        if (kv.first != "spec" && kv.first != "slice" && kv.first != "groups" &&
+            kv.first != "scale") {
+          error(lpath + "." + kv.first.str())
+              << "unknown lineage key '" << kv.first.str()
+              << "' (keys: spec, slice, groups, scale)";
+          return {};
+        }
+      SmallVector<int64_t> scale;
+      if (const json::Value *sv = l->get("scale")) {
+        const json::Array *sa = sv->getAsArray();
+        if (!sa || sa->size() != 2 || !(*sa)[0].getAsInteger() ||
+            !(*sa)[1].getAsInteger()) {
+          error(lpath + ".scale") << "expected [numerator, denominator]";
+          return {};
+        }
+        scale = {*(*sa)[0].getAsInteger(), *(*sa)[1].getAsInteger()};
+        if (scale[0] == 1 && scale[1] == 1)
+          scale.clear();
+      }
       SmallVector<int64_t> lo, hi;
       for (auto [d, dv] : llvm::enumerate(*slice)) {
         const json::Array *r = dv.getAsArray();
@@ -342,11 +366,13 @@ public:
       StringAttr s = b.getStringAttr(*specName);
       ArrayAttr gl = b.getArrayAttr(groupAttrs);
       if (failed(LineageAttr::verify([&] { return error(lpath); }, s, lo, hi,
-                                     gl, StringAttr(), {})))
+                                     gl, StringAttr(), {}, scale)))
         return {};
       LineageOp::create(b, NameLoc::get(b.getStringAttr(lpath), loc),
                         LineageAttr::get(ctx, s, ArrayRef<int64_t>(lo),
-                                         ArrayRef<int64_t>(hi), gl));
+                                         ArrayRef<int64_t>(hi), gl,
+                                         StringAttr(), ArrayRef<int64_t>(),
+                                         scale));
     }
     if (failed(verify(*module)) || failed(checkLineages(*module)))
       return {};

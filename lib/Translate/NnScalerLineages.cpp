@@ -215,7 +215,7 @@ LogicalResult Importer::emitLineages(LineageWalk walk) {
                                 : StringAttr::get(ctx, replicaName + suffix);
       if (failed(LineageAttr::verify([&] { return emitError(fileLoc); },
                                      specName, e.lo, e.hi, groupList,
-                                     replicas, replicaRanks)))
+                                     replicas, replicaRanks, {})))
         return failure();
       auto attr = LineageAttr::get(ctx, specName, ArrayRef<int64_t>(e.lo),
                                    ArrayRef<int64_t>(e.hi), groupList,

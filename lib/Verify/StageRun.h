@@ -201,6 +201,23 @@ template <typename D> struct Bindings {
         }
       }
       SmallVector<int64_t> shape = l.getSliceShape();
+      // slice = c * (group sum): every group sums to slice / c.
+      if (l.isScaled()) {
+        int refKind = kind;
+        l.walkRefs([&](size_t, PlanRefView ref) {
+          auto ty = planTypes.find({ref.rank, ref.name.str()});
+          if (ty != planTypes.end())
+            refKind = std::max(refKind, kindOf(ty->second.getElementType()));
+        });
+        if (refKind != 0)
+          return stage.emitError()
+                 << "lineage of '" << l.getSpec().getValue()
+                 << "' scales token ids or a mask";
+        auto [num, den] = l.getScaleFraction();
+        V inverse = num < 0 ? d.cstFrac(-den, -num) : d.cstFrac(den, num);
+        for (V &x : slice)
+          x = d.mul(x, inverse);
+      }
       for (auto &group : l.getGroupRefs()) {
         std::vector<std::vector<V>> parts(group.size());
         std::vector<V> rest = slice;
@@ -312,6 +329,12 @@ LogicalResult runStage(D &d, StageOp stage, const PlanSchedule &schedule,
         }
         for (size_t i = 0; i < sum.size(); ++i)
           sum[i] = d.add(sum[i], p->data[i]);
+      }
+      if (l.isScaled()) {
+        auto [num, den] = l.getScaleFraction();
+        V c = d.cstFrac(num, den);
+        for (V &x : sum)
+          x = d.mul(x, c);
       }
       for (size_t i = 0; i < slice.size(); ++i) {
         out.pairs.push_back({slice[i], sum[i]});

@@ -59,7 +59,9 @@ void Folder::rewrite() {
       if (groups.empty())
         continue;
       out.push_back(LineageAttr::get(ctx, l.getSpec(), l.getLower(),
-                                     l.getUpper(), ArrayAttr::get(ctx, groups)));
+                                     l.getUpper(), ArrayAttr::get(ctx, groups),
+                                     StringAttr(), ArrayRef<int64_t>(),
+                                     l.getScale()));
     }
     return ArrayAttr::get(ctx, out);
   };

@@ -567,3 +567,18 @@ tv.spec @s {
   // expected-error @+1 {{'tv.exp' op 'src' must be a string}}
   %0 = tv.exp %x {src = 3} : tensor<2xf32>
 }
+
+// -----
+
+// expected-error @+1 {{lineage scale 0/1 must be a non-zero fraction with a positive denominator}}
+tv.lineage #tv.lineage<"y"[0:4] = ["y":0] scaled 0>
+
+// -----
+
+// expected-error @+1 {{lineage scale 1/-2 must be a non-zero fraction with a positive denominator}}
+tv.lineage #tv.lineage<"y"[0:4] = ["y":0] scaled 1/-2>
+
+// -----
+
+// expected-error @+1 {{lineage scale 2/4 is not in lowest terms}}
+tv.lineage #tv.lineage<"y"[0:4] = ["y":0] scaled 2/4>

@@ -144,6 +144,15 @@ tv.lineage #tv.lineage<"y"[0:4, 0:8] = ["y":0 + "y":1] | ["y":2]>
 // CHECK-LABEL: tv.lineage <"w"[2:4] = ["w_shard":1]>
 tv.lineage #tv.lineage<"w"[2:4] = ["w_shard":1]>
 
+// A constant factor: slice = 1/2 * each group's sum; an integer factor
+// prints without a denominator; a factor of 1 is not printed.
+// CHECK-LABEL: tv.lineage <"dx"[0:4] = ["dx":0] | ["dx":1] scaled 1/2>
+tv.lineage #tv.lineage<"dx"[0:4] = ["dx":0] | ["dx":1] scaled 1/2>
+// CHECK-LABEL: tv.lineage <"g"[0:4] = ["g":0] scaled -3>
+tv.lineage #tv.lineage<"g"[0:4] = ["g":0] scaled -3/1>
+// CHECK-LABEL: tv.lineage <"e"[0:4] = ["e":0]>
+tv.lineage #tv.lineage<"e"[0:4] = ["e":0] scaled 1>
+
 // A rank-0 spec tensor has an empty box.
 // CHECK-LABEL: tv.lineage <"loss"[] = ["loss":0]>
 tv.lineage #tv.lineage<"loss"[] = ["loss":0]>

@@ -27,6 +27,10 @@ def TV_LineageAttr : TV_Attr<"Lineage", "lineage"> {
     that the box `[0,4) x [0,8)` of spec tensor `y` equals `y@0 + y@1` and,
     as a replica, also equals `y@2 + y@3`. A group of one is a plain copy.
     Every plan tensor of a group has the shape of the slice.
+    A trailing `scaled P/Q` (or `scaled P`) states the slice equals `P/Q`
+    times each group's sum instead: a framework that averages the loss per
+    rank holds activation gradients `dp` times the single-device ones,
+    `#tv.lineage<"dx"[0:4] = ["dx":0] | ["dx":1] scaled 1/2>`.
     A replicas list `"x":[0, 4, 8]` as the last alternative stands for the
     three groups `["x":0] | ["x":4] | ["x":8]`: the form lineage maps expand
     to, stored in the lineage itself as a name and ranks (eight bytes a
@@ -37,12 +41,20 @@ def TV_LineageAttr : TV_Attr<"Lineage", "lineage"> {
                         ArrayRefParameter<"int64_t">:$upper,
                         "ArrayAttr":$groups,
                         OptionalParameter<"StringAttr">:$replicaName,
-                        OptionalArrayRefParameter<"int64_t">:$replicaRanks);
+                        OptionalArrayRefParameter<"int64_t">:$replicaRanks,
+                        OptionalArrayRefParameter<"int64_t">:$scale);
   let builders = [
     AttrBuilder<(ins "StringAttr":$spec, "llvm::ArrayRef<int64_t>":$lower,
                      "llvm::ArrayRef<int64_t>":$upper, "ArrayAttr":$groups), [{
       return $_get($_ctxt, spec, lower, upper, groups, StringAttr(),
-                   llvm::ArrayRef<int64_t>());
+                   llvm::ArrayRef<int64_t>(), llvm::ArrayRef<int64_t>());
+    }]>,
+    AttrBuilder<(ins "StringAttr":$spec, "llvm::ArrayRef<int64_t>":$lower,
+                     "llvm::ArrayRef<int64_t>":$upper, "ArrayAttr":$groups,
+                     "StringAttr":$replicaName,
+                     "llvm::ArrayRef<int64_t>":$replicaRanks), [{
+      return $_get($_ctxt, spec, lower, upper, groups, replicaName,
+                   replicaRanks, llvm::ArrayRef<int64_t>());
     }]>
   ];
   let hasCustomAssemblyFormat = 1;
@@ -57,9 +69,20 @@ def TV_LineageAttr : TV_Attr<"Lineage", "lineage"> {
     llvm::SmallVector<llvm::SmallVector<PlanRefAttr>> getGroupRefs() const;
     /// Number of groups (the replicas list counts once per rank).
     size_t getNumGroups() const;
-    /// The same lineage (groups and replicas) of another box.
+    /// The same lineage (groups, replicas and scale) of another box.
     LineageAttr withBox(llvm::ArrayRef<int64_t> lower,
                         llvm::ArrayRef<int64_t> upper) const;
+    /// The factor c of `slice = c * group sum` as numerator and positive
+    /// denominator (1/1 when the lineage is not scaled).
+    std::pair<int64_t, int64_t> getScaleFraction() const {
+      if (getScale().size() != 2)
+        return {1, 1};
+      return {getScale()[0], getScale()[1]};
+    }
+    bool isScaled() const {
+      auto [n, d] = getScaleFraction();
+      return n != d;
+    }
     /// Calls `fn(group index, references)` for every group, in order.
     void walkGroups(llvm::function_ref<void(size_t,
         llvm::ArrayRef<PlanRefView>)> fn) const;
