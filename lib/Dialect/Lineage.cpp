@@ -217,6 +217,7 @@ mlir::tv::collectLineages(ModuleOp module) {
   // attributes built from them) and the attributes built at the end.
   struct PendingBox {
     StringAttr spec;
+    int64_t scaleNum, scaleDen; // the maps' factor (1/1: none)
     uint32_t bounds; // offset in `bounds`: lower then upper, `dims` each
     uint32_t dims;
     size_t slot; // index in `out`
@@ -267,6 +268,10 @@ mlir::tv::collectLineages(ModuleOp module) {
     }
     StringAttr spec = lmap.getSpecAttr();
     StringAttr planName = lmap.getPlanAttr();
+    int64_t scaleNum = 1, scaleDen = 1;
+    if (std::optional<ArrayRef<int64_t>> s = lmap.getScale();
+        s && s->size() == 2)
+      scaleNum = (*s)[0], scaleDen = (*s)[1];
     auto [planSlot, newPlan] =
         planIndexOf.try_emplace(planName, planNames.size());
     if (newPlan)
@@ -294,7 +299,7 @@ mlir::tv::collectLineages(ModuleOp module) {
       // A box is its spec tensor and both corners (two maps of one tensor
       // may use different block shapes).
       uint64_t h = llvm::hash_combine(
-          spec.getAsOpaquePointer(),
+          spec.getAsOpaquePointer(), scaleNum, scaleDen,
           llvm::hash_combine_range(lower.begin(), lower.end()),
           llvm::hash_combine_range(upper.begin(), upper.end()));
       auto [head, fresh] = boxByHash.try_emplace(h, none);
@@ -302,7 +307,9 @@ mlir::tv::collectLineages(ModuleOp module) {
       for (uint32_t b = head->second; b != none; b = nextSameHash[b]) {
         const PendingBox &box = boxes[b];
         ArrayRef<int64_t> bb(bounds.data() + box.bounds, 2 * box.dims);
-        if (box.spec == spec && bb.take_front(box.dims) == ArrayRef(lower) &&
+        if (box.spec == spec && box.scaleNum == scaleNum &&
+            box.scaleDen == scaleDen &&
+            bb.take_front(box.dims) == ArrayRef(lower) &&
             bb.drop_front(box.dims) == ArrayRef(upper)) {
           found = b;
           break;
@@ -312,7 +319,7 @@ mlir::tv::collectLineages(ModuleOp module) {
         found = boxes.size();
         nextSameHash.push_back(head->second);
         head->second = found;
-        boxes.push_back({spec, (uint32_t)bounds.size(),
+        boxes.push_back({spec, scaleNum, scaleDen, (uint32_t)bounds.size(),
                          (uint32_t)lower.size(), out.size()});
         bounds.insert(bounds.end(), lower.begin(), lower.end());
         bounds.insert(bounds.end(), upper.begin(), upper.end());
@@ -360,9 +367,12 @@ mlir::tv::collectLineages(ModuleOp module) {
             ctx, {PlanRefAttr::get(ctx, planNames[plan].getValue(), r)}));
     }
     ArrayRef<int64_t> b(bounds.data() + box.bounds, 2 * box.dims);
+    SmallVector<int64_t, 2> scale;
+    if (box.scaleNum != 1 || box.scaleDen != 1)
+      scale = {box.scaleNum, box.scaleDen};
     out[box.slot].attr = LineageAttr::get(
         ctx, box.spec, b.take_front(box.dims), b.drop_front(box.dims),
-        ArrayAttr::get(ctx, groups), planNames[plan], ranks);
+        ArrayAttr::get(ctx, groups), planNames[plan], ranks, scale);
   }
   return out;
 }

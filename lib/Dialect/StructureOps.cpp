@@ -348,6 +348,12 @@ LogicalResult LineageMapOp::verify() {
   for (int64_t n : getShape())
     if (n < 1)
       return emitOpError() << "block shape must be positive, got " << n;
+  if (std::optional<ArrayRef<int64_t>> s = getScale())
+    if (failed(LineageAttr::verify([&] { return emitOpError(); }, getSpecAttr(),
+                                   {}, {}, ArrayAttr::get(getContext(), {}),
+                                   getPlanAttr(), {0},
+                                   *s)))
+      return failure();
   for (NamedAttribute w : getWhere()) {
     auto v = dyn_cast<IntegerAttr>(w.getValue());
     if (!v || v.getInt() < 0)

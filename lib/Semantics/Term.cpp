@@ -483,6 +483,22 @@ TermId TermContext::select(TermId index, int64_t offset,
     int64_t i = (int64_t)c.num - offset;
     return i >= 0 && i < (int64_t)values.size() ? values[i] : zeroId;
   }
+  // A constant factor common to the values leaves the selection
+  // (select(i, a, c*v) = c * select(i, a, v)): the first non-zero value's
+  // leading coefficient becomes 1.
+  for (TermId v : values) {
+    if (v == zeroId)
+      continue;
+    Rat lead = polys[v].front().second;
+    if (!lead.isOne()) {
+      Rat inverse = lead.inverse();
+      llvm::SmallVector<TermId, 4> scaled;
+      for (TermId w : values)
+        scaled.push_back(scale(w, inverse));
+      return scale(select(index, offset, scaled), lead);
+    }
+    break;
+  }
   llvm::SmallVector<TermId, 4> args{index};
   args.append(values.begin(), values.end());
   Atom at{AtomKind::Select, Fn::Exp, {offset}, args};

@@ -241,6 +241,21 @@ void InjectBugPass::runOnOperation() {
       return out && out.getName().contains(".experts.") &&
              out.getName().ends_with(".grad");
     };
+  } else if (b == "double-grad-average") {
+    // A data-parallel gradient sum that becomes an average in a plan whose
+    // backward already divides by dp (global-mean loss): the gradient is
+    // divided twice.
+    pred = [=](Operation *op) {
+      auto ar = dyn_cast<AllReduceOp>(op);
+      if (!ar || ar.getKind() != ReduceKind::sum ||
+          !isGradReduction(ar.getResult()) || !ar.getAxes())
+        return false;
+      for (Attribute a : *ar.getAxes())
+        if (cast<StringAttr>(a).getValue() == "dp" ||
+            cast<StringAttr>(a).getValue() == "edp")
+          return true;
+      return false;
+    };
   } else if (b == "vocab-ce-missing-allreduce") {
     // A tp all-reduce of the vocabulary-parallel cross-entropy: of the
     // logits' max, of the predicted (target) logits, or of the sums of
@@ -293,7 +308,8 @@ void InjectBugPass::runOnOperation() {
         "multi-rank-scale",    "early-grad-reduce",
         "grad-scale-mb",       "sp-missing-norm-grad-reduce",
         "ep-double-reduce",    "zero-wrong-shard",
-        "tied-embedding-unsynced", "vocab-ce-missing-allreduce"};
+        "tied-embedding-unsynced", "vocab-ce-missing-allreduce",
+        "double-grad-average"};
     InFlightDiagnostic d = module.emitError()
                            << "unknown bug class '" << b << "'; the classes are ";
     llvm::interleaveComma(classes, d);
@@ -374,6 +390,10 @@ void InjectBugPass::runOnOperation() {
     tag(copy);
     ar.getResult().replaceAllUsesWith(copy.getResult());
     ar->erase();
+  } else if (b == "double-grad-average") {
+    auto ar = cast<AllReduceOp>(target);
+    ar.setKind(ReduceKind::avg);
+    tag(ar);
   } else if (b == "dropped-allreduce") {
     // The consumers read a stale version that nothing computes here.
     auto ar = cast<AllReduceOp>(target);

@@ -65,6 +65,14 @@ static llvm::cl::opt<bool> clGatherLogits(
                    "without a vocabulary-parallel loss does) instead of "
                    "Megatron-LM's vocabulary-parallel cross-entropy"),
     llvm::cl::init(false));
+static llvm::cl::opt<std::string> clLossScaling(
+    "loss-scaling",
+    llvm::cl::desc("--import-model-config: 'global' (Megatron-LM: the loss is "
+                   "the mean over all tokens of the step, the default) or "
+                   "'per-rank' (DeepSpeed, torchtitan: each rank takes the "
+                   "mean of its own tokens; gradients and loss are averaged "
+                   "over dp)"),
+    llvm::cl::init("global"));
 static llvm::cl::opt<int64_t> clEp(
     "ep",
     llvm::cl::desc("--import-model-config: expert-parallel size (routed "
@@ -413,7 +421,7 @@ LogicalResult refuseModelConfigOptions(Location loc, StringRef translation) {
   for (const llvm::cl::Option *o :
        std::initializer_list<const llvm::cl::Option *>{
            &clParallel, &clLayers, &clSeq, &clMicroBatchSize, &clTracedNorm,
-           &clSp, &clEp, &clZero, &clGatherLogits})
+           &clSp, &clEp, &clZero, &clGatherLogits, &clLossScaling})
     if (o->getNumOccurrences())
       return emitError(loc) << "--" << o->ArgStr
                             << " applies to --import-model-config only, not "
@@ -481,6 +489,13 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
   pc.sp = clSp;
   pc.zero = clZero;
   pc.gatherLogits = clGatherLogits;
+  check(clLossScaling == "global" || clLossScaling == "per-rank",
+        "--loss-scaling must be 'global' or 'per-rank', got '" +
+            Twine(clLossScaling) + "'");
+  pc.perRankLoss = clLossScaling == "per-rank";
+  check(!pc.perRankLoss || pc.ep == 1,
+        "--loss-scaling per-rank with expert parallelism is not modeled (the "
+        "expert gradients' averaging group differs from the dense one)");
   check(pc.zero >= 0 && pc.zero <= 2,
         "--zero must be 1 or 2 (ZeRO stage), got " + Twine(pc.zero));
   check(mc.nh % pc.tp == 0, "tp=" + Twine(pc.tp) +

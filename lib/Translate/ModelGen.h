@@ -434,13 +434,22 @@ public:
                 x.et);
   }
   Val reduceScatter(const Val &x, int64_t dim, int64_t n,
-                    ArrayRef<std::string> axes, StringRef hint) {
+                    ArrayRef<std::string> axes, StringRef hint,
+                    bool average = false) {
     Shape s = x.s;
     s[dim] /= n;
+    std::vector<std::string> items{axesAttr(axes)};
+    if (average)
+      items.push_back("kind = #tv<reduce_kind avg>");
     return emit(hint, s,
                 "tv.reduce_scatter " + x.ref() + " dim " +
-                    std::to_string(dim) + attrs({axesAttr(axes)}) + " : " +
-                    x.ty() + " -> " + tyOf(s));
+                    std::to_string(dim) + attrs(items) + " : " + x.ty() +
+                    " -> " + tyOf(s));
+  }
+  Val allReduceAvg(const Val &x, ArrayRef<std::string> axes, StringRef hint) {
+    return emit(hint, x.s,
+                "tv.all_reduce avg " + x.ref() + attrs({axesAttr(axes)}) +
+                    " : " + x.ty() + " -> " + x.ty());
   }
   Val allToAll(const Val &x, int64_t split, int64_t concat, int64_t n,
                ArrayRef<std::string> axes, StringRef hint) {
@@ -570,6 +579,10 @@ struct ParCfg {
   int64_t zero = 0;
   /// All-gather the logits instead of the vocabulary-parallel loss.
   bool gatherLogits = false;
+  /// DeepSpeed / torchtitan: each rank's backward starts from the mean of
+  /// its own loss (activation gradients dp times the spec's, lineages
+  /// scaled 1/dp); gradients and the reported loss are averaged over dp.
+  bool perRankLoss = false;
 };
 
 /// One plan tensor that a lineage refers to, on every rank of one pipeline
@@ -584,6 +597,8 @@ struct Rec {
   int64_t batchDim, tpDim, stage, mb;
   int64_t epDim = -1, zDim = -1;
   bool zExpert = false;
+  /// The lineage's factor 1/scaleDen (1: none).
+  int64_t scaleDen = 1;
 };
 
 //===----------------------------------------------------------------------===//
@@ -681,6 +696,9 @@ private:
   ModelCfg m;
   ParCfg p;
   int64_t L, S, B, hd, rep;
+  /// Factor denominator of the lineages of tensors tagged now (the
+  /// backward of a per-rank-mean plan: dp).
+  int64_t tagScaleDen = 1;
   bool tracedNorm;
   static constexpr double kLr = 1e-3;
 

@@ -26,6 +26,7 @@ void Gen::T(Prog &P, const std::string &name, const Val &v, int64_t batchDim,
   P.tag(pn, v);
   Rec r{name, pn, v.s, batchDim, tpDim, curStage, curMb};
   r.epDim = epDim;
+  r.scaleDen = tagScaleDen;
   recs.push_back(r);
 }
 

@@ -79,12 +79,13 @@ void Gen::endOfStep(Prog &P) {
     gr.epDim = b.epDim;
     if (p.zero == 2 && zDim >= 0) {
       // ZeRO-2: each rank keeps only its shard of the reduced gradient.
-      g = P.reduceScatter(g, zDim, n, axes, gn);
+      g = P.reduceScatter(g, zDim, n, axes, gn, p.perRankLoss);
       gr.shape = g.s;
       gr.zDim = zDim;
       gr.zExpert = isExpert;
     } else if (n > 1) {
-      g = P.allReduce(g, axes, gn);
+      g = p.perRankLoss ? P.allReduceAvg(g, axes, gn)
+                        : P.allReduce(g, axes, gn);
     }
     // Tied embeddings over pipeline stages: the first stage's table and the
     // last stage's copy sum their gradients over the embedding group (each
@@ -209,11 +210,14 @@ std::string Gen::stageProgram(int64_t s) {
   };
   auto backward = [&](int64_t i) {
     P.mb = curMb = i;
+    // Per-rank mean loss: this rank's gradients are dp times the spec's.
+    tagScaleDen = p.perRankLoss ? p.dp : 1;
     Val dx;
     if (last) {
       Val seed = dloss;
-      if (p.dp * p.mb > 1)
-        seed = P.scale(dloss, 1.0 / (double)(p.dp * p.mb), "dloss_mb");
+      int64_t n = p.perRankLoss ? p.mb : p.dp * p.mb;
+      if (n > 1)
+        seed = P.scale(dloss, 1.0 / (double)n, "dloss_mb");
       dx = headBackward(P, d, normW, outW, heads[i], seed);
     } else {
       dx = P.recv(resid, 1, "dout_recv");
@@ -227,6 +231,7 @@ std::string Gen::stageProgram(int64_t s) {
     else
       P.send(dx, -1);
     P.mb = curMb = -1;
+    tagScaleDen = 1;
   };
   // 1F1B: pp - s - 1 warm-up forwards, then one forward and one backward
   // alternately, then the remaining backwards.
@@ -248,10 +253,18 @@ std::string Gen::stageProgram(int64_t s) {
     Val l = losses[0];
     for (size_t i = 1; i < losses.size(); ++i)
       l = P.add(l, losses[i], "loss_sum");
-    if (p.dp * p.mb > 1)
-      l = P.scale(l, 1.0 / (double)(p.dp * p.mb), "loss_local");
-    if (p.dp > 1)
-      l = P.allReduce(l, dpAxes(), "loss_global");
+    if (p.perRankLoss) {
+      // Each rank's mean over its micro-batches, averaged over dp.
+      if (p.mb > 1)
+        l = P.scale(l, 1.0 / (double)p.mb, "loss_local");
+      if (p.dp > 1)
+        l = P.allReduceAvg(l, dpAxes(), "loss_global");
+    } else {
+      if (p.dp * p.mb > 1)
+        l = P.scale(l, 1.0 / (double)(p.dp * p.mb), "loss_local");
+      if (p.dp > 1)
+        l = P.allReduce(l, dpAxes(), "loss_global");
+    }
     P.output("loss", l);
     recs.push_back({"loss", "loss", {}, -1, -1, s, -1});
   }
@@ -301,8 +314,10 @@ std::string Gen::lineages() {
     for (size_t i = 0; i < r.shape.size(); ++i)
       shape += (i ? ", " : "") + std::to_string(r.shape[i]);
     shape += "]";
+    std::string scaled =
+        r.scaleDen > 1 ? " scaled [1, " + std::to_string(r.scaleDen) + "]" : "";
     out += "tv.lineage_map \"" + r.spec + "\" blocks " + map + " shape " +
-           shape + " = \"" + r.plan + "\" on @mesh where {pp = " +
+           shape + scaled + " = \"" + r.plan + "\" on @mesh where {pp = " +
            std::to_string(r.stage) + " : i64}\n";
   }
   return out;

@@ -9,7 +9,8 @@ options through none, --sp, --zero 1, --zero 2 (and for deepseek ep = dp),
 so that each option meets every axis value. Qwen2 (QKV bias, tied
 embeddings), Mistral (sliding window) and Qwen3 (q/k norms, head_dim other
 than hidden / heads, tied embeddings) take a third of those points each,
-every third in a different phase, so that together they cover the cube.
+every third in a different phase, so that together they cover the cube;
+they cycle through the extra options and --loss-scaling per-rank.
 Depth is max(2, pp) layers.
 Any outcome but "proven" fails the test and names the configuration.
 """
@@ -28,6 +29,9 @@ EXTRAS = {
                  ["ep", "--sp", "--zero", "2"]],
 }
 
+# The newer architectures also take DeepSpeed / torchtitan loss scaling.
+NEW_EXTRAS = EXTRAS["llama"] + [["--loss-scaling", "per-rank", "--sp"]]
+
 jobs = []
 for model in ("llama", "deepseek"):
     for i, (dp, tp, pp) in enumerate(itertools.product((1, 2, 4), repeat=3)):
@@ -44,7 +48,7 @@ for phase, model in enumerate(("qwen2", "mistral", "qwen3")):
         if i % 3 != phase:
             continue
         mb = (1, 2, 4)[(i // 3) % 3]
-        extra = list(EXTRAS["llama"][(i // 3) % 4])
+        extra = list(NEW_EXTRAS[(i // 3) % len(NEW_EXTRAS)])
         jobs.append((model, f"dp={dp} tp={tp} pp={pp} mb={mb}", extra,
                      max(2, pp)))
 

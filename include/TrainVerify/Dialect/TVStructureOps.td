@@ -161,14 +161,18 @@ def TV_LineageMapOp : TV_Op<"lineage_map", [
     tensor are one lineage whose groups are the replicas, in module order and
     then rank order. It says exactly what those `tv.lineage` statements say
     (docs/decisions.md #32), in one line instead of one per block: a plan of
-    thousands of ranks and tens of micro-batches stays small.
+    thousands of ranks and tens of micro-batches stays small. `scaled [p,
+    q]` gives every statement the factor `p/q` of `#tv.lineage<...
+    scaled p/q>`; statements of one box with different factors are not one
+    lineage.
   }];
   let arguments = (ins StrAttr:$spec, AffineMapAttr:$blocks,
                        DenseI64ArrayAttr:$shape, StrAttr:$plan,
-                       FlatSymbolRefAttr:$mesh, DictionaryAttr:$where);
+                       FlatSymbolRefAttr:$mesh, DictionaryAttr:$where,
+                       OptionalAttr<DenseI64ArrayAttr>:$scale);
   let assemblyFormat = [{
-    $spec `blocks` $blocks `shape` $shape `=` $plan `on` $mesh `where` $where
-    attr-dict
+    $spec `blocks` $blocks `shape` $shape (`scaled` $scale^)? `=` $plan `on`
+    $mesh `where` $where attr-dict
   }];
   let hasVerifier = 1;
 }

@@ -230,7 +230,9 @@ def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
     first and last stage becomes a copy), vocab-ce-missing-allreduce (one
     tp all-reduce of the vocabulary-parallel cross-entropy becomes a copy:
     of the logits' max, of the predicted logits or of the sums of exps, by
-    `index` in program order).
+    `index` in program order), double-grad-average (a data-parallel gradient
+    sum becomes an average although the backward already divided by dp: the
+    gradient is divided twice).
     `rank` chooses the rank (default: the first rank that has a candidate
     op); `layer` restricts candidates to the ops of one decoder layer (an op
     belongs to the layer named by the first `lK.` tag or output after it);

@@ -164,6 +164,9 @@ static EvalStatus evaluate(EmbeddingGradOp o, Evaluator<D> &ev) {
   if (!off)
     return err;
   int64_t offset = *off;
+  if (!o.getVocabAxis() && !o.getVocabOffset())
+    for (V id : ids.data)
+      d.idInVocabulary(id, rows);
   T res = ev.make(rs);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < h; ++j) {
