@@ -19,6 +19,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 #include <z3++.h>
 
@@ -294,7 +295,15 @@ LogicalResult runStage(D &d, StageOp stage, const PlanSchedule &schedule,
                        Bindings<D> &b, Outcome<typename D::V> &out) {
   using V = typename D::V;
   {
-    ScopedDiagnosticHandler silence(stage.getContext(), [&](Diagnostic &diag) {
+    // Stages run on several threads with one context: a handler takes only
+    // the diagnostics of its own thread (the others pass to the handler of
+    // the thread that emitted them), or a stage's error could land in
+    // another stage's report.
+    std::thread::id self = std::this_thread::get_id();
+    ScopedDiagnosticHandler silence(stage.getContext(), [&, self](
+                                                            Diagnostic &diag) {
+      if (std::this_thread::get_id() != self)
+        return failure();
       out.error = diag.str();
       return success();
     });

@@ -6,6 +6,7 @@
 // axis or to micro-batch 0).
 //
 //===----------------------------------------------------------------------===//
+#include <thread>
 #include "Folder.h"
 #include "TrainVerify/Semantics/Semantics.h"
 #include "TrainVerify/Verify/Executor.h"
@@ -307,8 +308,11 @@ bool Folder::checkLanes(std::string &why) {
   // of another. Folding keeps lane 0 on both sides, which would hide that.
   std::optional<PlanSchedule> sched;
   {
-    ScopedDiagnosticHandler quiet(stage.getContext(),
-                                  [](Diagnostic &) { return success(); });
+    // Only this thread's diagnostics: stages fold in parallel.
+    std::thread::id self = std::this_thread::get_id();
+    ScopedDiagnosticHandler quiet(stage.getContext(), [self](Diagnostic &) {
+      return success(std::this_thread::get_id() == self);
+    });
     auto built = PlanSchedule::build(stage.getPlan(), /*localSteps=*/false);
     if (failed(built)) {
       why = "the plan's communication does not match up";
