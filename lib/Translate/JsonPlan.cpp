@@ -147,6 +147,21 @@ public:
     return d;
   }
 
+  /// Refuses, by name, a key of `o` outside `keys`: a key tv ignored could
+  /// change what the plan means.
+  bool onlyKeys(const json::Object &o, const std::string &path,
+                ArrayRef<StringRef> keys) {
+    for (const auto &kv : o)
+      if (!llvm::is_contained(keys, StringRef(kv.first))) {
+        InFlightDiagnostic d = error(path + "." + kv.first.str());
+        d << "unknown key '" << kv.first.str() << "' (keys: ";
+        llvm::interleaveComma(keys, d);
+        d << ")";
+        return false;
+      }
+    return true;
+  }
+
   LogicalResult importOps(const json::Array &ops, Block *block,
                           const std::string &path) {
     llvm::StringMap<Value> values;
@@ -157,6 +172,8 @@ public:
       std::optional<StringRef> name = o ? o->getString("op") : std::nullopt;
       if (!name)
         return error(opath + ".op") << "expected the op name as a string";
+      if (!onlyKeys(*o, opath, {"op", "operands", "results", "attrs"}))
+        return failure();
       auto opName = RegisteredOperationName::lookup(*name, ctx);
       if (!opName || opName->getDialectNamespace() != "tv")
         return error(opath + ".op") << "unknown op '" << *name
@@ -183,6 +200,8 @@ public:
           auto ty = r ? r->getString("type") : std::nullopt;
           if (!id || !ty)
             return error(rpath) << "expected {\"id\": ..., \"type\": ...}";
+          if (!onlyKeys(*r, rpath, {"id", "type"}))
+            return failure();
           Type t = parseType(*ty, ctx);
           if (!t)
             return error(rpath + ".type") << "cannot parse type '" << *ty << "'";
@@ -218,6 +237,14 @@ public:
       error("$.format") << "expected \"" << kFormat << "\"";
       return {};
     }
+    if (!onlyKeys(root, "$", {"format", "mesh", "spec", "micro_batches",
+                              "programs", "lineages"}))
+      return {};
+    if (const json::Value *mb = root.get("micro_batches");
+        mb && (!mb->getAsInteger() || *mb->getAsInteger() < 1)) {
+      error("$.micro_batches") << "expected a positive integer";
+      return {};
+    }
     const json::Object *mesh = root.getObject("mesh");
     const json::Array *axes = mesh ? mesh->getArray("axes") : nullptr;
     const json::Array *sizes = mesh ? mesh->getArray("sizes") : nullptr;
@@ -225,6 +252,8 @@ public:
       error("$.mesh") << "expected {\"axes\": [...], \"sizes\": [...]}";
       return {};
     }
+    if (!onlyKeys(*mesh, "$.mesh", {"name", "axes", "sizes"}))
+      return {};
     SmallVector<StringRef> axisNames;
     SmallVector<int64_t> axisSizes;
     for (auto [i, a] : llvm::enumerate(*axes)) {
@@ -255,6 +284,8 @@ public:
       error("$.spec") << "expected {\"ops\": [...]}";
       return {};
     }
+    if (!onlyKeys(*spec, "$.spec", {"ops"}))
+      return {};
     auto specOp = SpecOp::create(b, loc, "spec");
     specOp.getBody().push_back(new Block());
     if (failed(importOps(*specOps, &specOp.getBody().front(), "$.spec.ops")))
@@ -281,6 +312,8 @@ public:
         error(ppath) << "expected {\"ranks\": [...], \"ops\": [...]}";
         return {};
       }
+      if (!onlyKeys(*p, ppath, {"ranks", "ops"}))
+        return {};
       SmallVector<int64_t> rs;
       for (auto [k, r] : llvm::enumerate(*ranks)) {
         auto v = r.getAsInteger();
@@ -313,14 +346,8 @@ public:
         error(lpath) << "expected {\"spec\", \"slice\", \"groups\"}";
         return {};
       }
-      for (const auto &kv : *l)
-        if (kv.first != "spec" && kv.first != "slice" && kv.first != "groups" &&
-            kv.first != "scale") {
-          error(lpath + "." + kv.first.str())
-              << "unknown lineage key '" << kv.first.str()
-              << "' (keys: spec, slice, groups, scale)";
-          return {};
-        }
+      if (!onlyKeys(*l, lpath, {"spec", "slice", "groups", "scale"}))
+        return {};
       SmallVector<int64_t> scale;
       if (const json::Value *sv = l->get("scale")) {
         const json::Array *sa = sv->getAsArray();
