@@ -221,11 +221,7 @@ public:
                     t);
   }
   Val sum(const Val &x, int64_t dim, StringRef hint) {
-    Shape s = x.s;
-    s.erase(s.begin() + dim);
-    return emit(hint, s,
-                "tv.sum " + x.ref() + " dims [" + std::to_string(dim) + "]" +
-                    attrs() + " : " + x.ty() + " -> " + tyOf(s));
+    return reduceDim("sum", x, dim, false, hint);
   }
   Val matmul(const Val &a, const Val &b, bool ta, bool tb, StringRef hint) {
     size_t r = a.s.size();
@@ -298,12 +294,24 @@ public:
                 "tv." + op.str() + " " + x.ref() + ", " + flt(c) + attrs() +
                     " : " + x.ty());
   }
-  Val meanKeep(const Val &x, int64_t dim, StringRef hint) {
+  /// `tv.<op>` over one dimension, dropped or (`keep`) kept as size 1.
+  Val reduceDim(StringRef op, const Val &x, int64_t dim, bool keep,
+                StringRef hint) {
     Shape s = x.s;
-    s[dim] = 1;
+    if (keep)
+      s[dim] = 1;
+    else
+      s.erase(s.begin() + dim);
+    std::vector<std::string> items;
+    if (keep)
+      items.push_back("keepdim");
     return emit(hint, s,
-                "tv.mean " + x.ref() + " dims [" + std::to_string(dim) + "]" +
-                    attrs({"keepdim"}) + " : " + x.ty() + " -> " + tyOf(s));
+                "tv." + op.str() + " " + x.ref() + " dims [" +
+                    std::to_string(dim) + "]" + attrs(items) + " : " + x.ty() +
+                    " -> " + tyOf(s));
+  }
+  Val meanKeep(const Val &x, int64_t dim, StringRef hint) {
+    return reduceDim("mean", x, dim, true, hint);
   }
   Val silu(const Val &x, StringRef hint) {
     return emit(hint, x.s, "tv.silu " + x.ref() + attrs() + " : " + x.ty());
@@ -335,11 +343,7 @@ public:
   }
   /// Max over `dim`, kept as a dimension of 1.
   Val maxKeep(const Val &x, int64_t dim, StringRef hint) {
-    Shape s = x.s;
-    s[dim] = 1;
-    return emit(hint, s,
-                "tv.max " + x.ref() + " dims [" + std::to_string(dim) + "]" +
-                    attrs({"keepdim"}) + " : " + x.ty() + " -> " + tyOf(s));
+    return reduceDim("max", x, dim, true, hint);
   }
   Val allReduceMax(const Val &x, ArrayRef<std::string> axes, StringRef hint) {
     return emit(hint, x.s,
@@ -347,11 +351,7 @@ public:
                     " : " + x.ty() + " -> " + x.ty());
   }
   Val mean(const Val &x, int64_t dim, StringRef hint) {
-    Shape s = x.s;
-    s.erase(s.begin() + dim);
-    return emit(hint, s,
-                "tv.mean " + x.ref() + " dims [" + std::to_string(dim) + "]" +
-                    attrs() + " : " + x.ty() + " -> " + tyOf(s));
+    return reduceDim("mean", x, dim, false, hint);
   }
   Val meanGrad(const Val &g, Shape s, int64_t dim, StringRef hint) {
     return emit(hint, s,

@@ -175,7 +175,13 @@ template <typename D> struct Bindings {
       std::vector<V> slice;
       auto it = spec.find(l.getSpec().str());
       const T *src = from ? from : (it != spec.end() ? &it->second : nullptr);
+      // The element kind of the plan tensors (ids and masks are integers).
       int kind = 0;
+      l.walkRefs([&](size_t, PlanRefView ref) {
+        auto ty = planTypes.find({ref.rank, ref.name.str()});
+        if (ty != planTypes.end())
+          kind = kindOf(ty->second.getElementType());
+      });
       if (src) {
         ArrayRef<int64_t> full = src->shape;
         bool inside = full.size() == l.getRank();
@@ -187,11 +193,6 @@ template <typename D> struct Bindings {
                  << "' lies outside the stage's spec tensor";
         slice = sliceOf(*src, l);
       } else {
-        l.walkRefs([&](size_t, PlanRefView ref) {
-          auto ty = planTypes.find({ref.rank, ref.name.str()});
-          if (ty != planTypes.end())
-            kind = kindOf(ty->second.getElementType());
-        });
         SmallVector<int64_t> shape = l.getSliceShape();
         SmallVector<int64_t> idx;
         for (int64_t i = 0, e = numElements(shape); i < e; ++i) {
@@ -204,13 +205,7 @@ template <typename D> struct Bindings {
       SmallVector<int64_t> shape = l.getSliceShape();
       // slice = c * (group sum): every group sums to slice / c.
       if (l.isScaled()) {
-        int refKind = kind;
-        l.walkRefs([&](size_t, PlanRefView ref) {
-          auto ty = planTypes.find({ref.rank, ref.name.str()});
-          if (ty != planTypes.end())
-            refKind = std::max(refKind, kindOf(ty->second.getElementType()));
-        });
-        if (refKind != 0)
+        if (kind != 0)
           return stage.emitError()
                  << "lineage of '" << l.getSpec().getValue()
                  << "' scales token ids or a mask";

@@ -58,45 +58,40 @@ LogicalResult EmbeddingGradOp::verify() {
   return expectShape(*this, getGrad(), expected, "grad");
 }
 
+/// `rows` (named `role` in the error) is `[n, vocab]` and `labels` is `[n]`.
+static LogicalResult verifyRowsAndLabels(Operation *op, Value rows,
+                                         StringRef role, Value labels) {
+  ArrayRef<int64_t> s = shapeOf(rows);
+  if (s.size() != 2)
+    return op->emitOpError() << role << " must have rank 2 ([n, vocab])";
+  return expectShape(op, labels, {s[0]}, "labels");
+}
+
 LogicalResult CrossEntropyOp::verify() {
-  ArrayRef<int64_t> l = shapeOf(getLogits());
-  if (l.size() != 2)
-    return emitOpError() << "logits must have rank 2 ([n, vocab])";
-  if (failed(expectShape(*this, getLabels(), {l[0]}, "labels")))
+  if (failed(verifyRowsAndLabels(*this, getLogits(), "logits", getLabels())))
     return failure();
   return expectShape(*this, getResult(), {}, "result");
 }
 
 LogicalResult CrossEntropyGradOp::verify() {
-  ArrayRef<int64_t> l = shapeOf(getLogits());
-  if (l.size() != 2)
-    return emitOpError() << "logits must have rank 2 ([n, vocab])";
-  if (failed(expectShape(*this, getLabels(), {l[0]}, "labels")) ||
+  if (failed(verifyRowsAndLabels(*this, getLogits(), "logits", getLabels())) ||
       failed(expectShape(*this, getGrad(), {}, "grad")))
     return failure();
-  return expectShape(*this, getResult(), l, "result");
+  return expectShape(*this, getResult(), shapeOf(getLogits()), "result");
 }
 
 LogicalResult TargetLogitOp::verify() {
-  if (failed(verifyVocabAxis(*this, getVocabAxis())))
+  if (failed(verifyVocabAxis(*this, getVocabAxis())) ||
+      failed(verifyRowsAndLabels(*this, getLogits(), "logits", getLabels())))
     return failure();
-  ArrayRef<int64_t> l = shapeOf(getLogits());
-  if (l.size() != 2)
-    return emitOpError() << "logits must have rank 2 ([n, vocab])";
-  if (failed(expectShape(*this, getLabels(), {l[0]}, "labels")))
-    return failure();
-  return expectShape(*this, getResult(), {l[0]}, "result");
+  return expectShape(*this, getResult(), {shapeOf(getLogits())[0]}, "result");
 }
 
 LogicalResult TargetLogitGradOp::verify() {
-  if (failed(verifyVocabAxis(*this, getVocabAxis())))
+  if (failed(verifyVocabAxis(*this, getVocabAxis())) ||
+      failed(verifyRowsAndLabels(*this, getResult(), "result", getLabels())))
     return failure();
-  ArrayRef<int64_t> r = shapeOf(getResult());
-  if (r.size() != 2)
-    return emitOpError() << "result must have rank 2 ([n, vocab])";
-  if (failed(expectShape(*this, getLabels(), {r[0]}, "labels")))
-    return failure();
-  return expectShape(*this, getGrad(), {r[0]}, "grad");
+  return expectShape(*this, getGrad(), {shapeOf(getResult())[0]}, "grad");
 }
 
 //===----------------------------------------------------------------------===//
