@@ -21,6 +21,24 @@ tv.lineage_map "x" blocks affine_map<(d0, d1) -> (d0)> shape [0] = "x" on @mesh 
 // -----
 
 tv.mesh @mesh axes ["dp", "tp"] sizes [2, 2]
+// expected-error @+1 {{'tv.lineage_map' op lineage scale must be a numerator and a denominator}}
+tv.lineage_map "x" blocks affine_map<(d0, d1) -> (d0)> shape [4] scaled [2] = "x" on @mesh where {}
+
+// -----
+
+tv.mesh @mesh axes ["dp", "tp"] sizes [2, 2]
+// expected-error @+1 {{'tv.lineage_map' op lineage scale 2/4 is not in lowest terms}}
+tv.lineage_map "x" blocks affine_map<(d0, d1) -> (d0)> shape [4] scaled [2, 4] = "x" on @mesh where {}
+
+// -----
+
+tv.mesh @mesh axes ["dp", "tp"] sizes [2, 2]
+// expected-error @+1 {{'tv.lineage_map' op lineage scale 1/0 must be a non-zero fraction with a positive denominator}}
+tv.lineage_map "x" blocks affine_map<(d0, d1) -> (d0)> shape [4] scaled [1, 0] = "x" on @mesh where {}
+
+// -----
+
+tv.mesh @mesh axes ["dp", "tp"] sizes [2, 2]
 // expected-error @+1 {{'tv.lineage_map' op where: coordinate of axis 'tp' must be a non-negative integer}}
 tv.lineage_map "x" blocks affine_map<(d0, d1) -> (d0)> shape [4] = "x" on @mesh where {tp = -1 : i64}
 
