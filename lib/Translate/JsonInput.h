@@ -177,6 +177,35 @@ inline std::optional<JsonInput> readJsonObject(llvm::SourceMgr &sourceMgr,
   return JsonInput{std::move(*parsed), file, loc};
 }
 
+/// The smallest key of `o` (a deterministic choice) that is neither `modeled` nor `descriptive`. Importers refuse it by
+/// name: a key they ignored could change what the input means.
+inline std::optional<std::string>
+unknownKey(const llvm::json::Object &o, llvm::ArrayRef<llvm::StringRef> modeled,
+           llvm::ArrayRef<llvm::StringRef> descriptive = {}) {
+  std::optional<std::string> first;
+  for (const auto &kv : o) {
+    llvm::StringRef k(kv.first);
+    if (llvm::is_contained(modeled, k) || llvm::is_contained(descriptive, k))
+      continue;
+    if (!first || k < *first)
+      first = k.str();
+  }
+  return first;
+}
+
+/// "keys: a, b; descriptive: c, d" for an unknown-key diagnostic.
+inline std::string knownKeysText(llvm::ArrayRef<llvm::StringRef> modeled,
+                                 llvm::ArrayRef<llvm::StringRef> descriptive) {
+  std::string s = "keys: ";
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(modeled, os);
+  if (!descriptive.empty()) {
+    os << "; descriptive keys: ";
+    llvm::interleaveComma(descriptive, os);
+  }
+  return s;
+}
+
 } // namespace mlir::tv
 
 #endif

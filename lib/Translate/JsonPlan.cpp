@@ -151,15 +151,12 @@ public:
   /// change what the plan means.
   bool onlyKeys(const json::Object &o, const std::string &path,
                 ArrayRef<StringRef> keys) {
-    for (const auto &kv : o)
-      if (!llvm::is_contained(keys, StringRef(kv.first))) {
-        InFlightDiagnostic d = error(path + "." + kv.first.str());
-        d << "unknown key '" << kv.first.str() << "' (keys: ";
-        llvm::interleaveComma(keys, d);
-        d << ")";
-        return false;
-      }
-    return true;
+    std::optional<std::string> k = unknownKey(o, keys);
+    if (!k)
+      return true;
+    error(path + "." + *k) << "unknown key '" << *k << "' ("
+                           << knownKeysText(keys, {}) << ")";
+    return false;
   }
 
   LogicalResult importOps(const json::Array &ops, Block *block,

@@ -10,7 +10,7 @@
 #ifndef TRAINVERIFY_TRANSLATE_NNSCALER_H
 #define TRAINVERIFY_TRANSLATE_NNSCALER_H
 
-#include "JsonScan.h"
+#include "JsonInput.h"
 #include "TrainVerify/Dialect/TVOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -75,6 +75,24 @@ private:
     d << "nnscaler import: at " << path << ": ";
     return d;
   }
+  /// Refuses a key of `o` that is neither modeled nor descriptive (the
+  /// format's keys that do not change the math: docs/nnscaler-import.md,
+  /// "Keys").
+  LogicalResult onlyKeys(const json::Object &o, const std::string &path,
+                         ArrayRef<StringRef> modeled,
+                         ArrayRef<StringRef> descriptive,
+                         std::optional<Location> at = std::nullopt) {
+    std::optional<std::string> k = unknownKey(o, modeled, descriptive);
+    if (!k)
+      return success();
+    InFlightDiagnostic d = emitError(at ? *at : fileLoc);
+    d << "nnscaler import: at " << path << "." << *k << ": unknown key '"
+      << *k << "' (" << knownKeysText(modeled, descriptive) << "); refusing";
+    return failure();
+  }
+  LogicalResult checkGraphHeader(const json::Object &g, const std::string &path,
+                                 bool spec, ArrayRef<int64_t> dpPpTp,
+                                 int64_t nmb);
   LogicalResult loadTensors(const json::Object &g, GraphInfo &info,
                             StringRef path);
   void collectFlow(const json::Array &nodes, GraphInfo &info);

@@ -21,6 +21,112 @@ using namespace mlir;
 using namespace mlir::tv;
 using namespace mlir::tv::nnscaler;
 
+// The format's keys (docs/nnscaler-import.md, "Keys"). "Modeled" keys are
+// read or checked against what is read; "descriptive" ones restate what the
+// graph and the lineages already say, or name and time the extraction.
+namespace keys {
+static const StringRef top[] = {"format", "Gs", "Gp", "lineages", "errors"};
+static const StringRef topInfo[] = {"case", "note", "source", "generator",
+                                    "extract_seconds"};
+static const StringRef graph[] = {"ranks",       "tensors",
+                                  "world",       "collective_groups",
+                                  "grad_to_weight", "max_version",
+                                  "rank_coords", "wtype"};
+static const StringRef graphInfo[] = {"id", "num_nodes", "num_tensor_versions"};
+static const StringRef world[] = {"num_dp",     "num_pp",        "num_tp",
+                                  "num_mb",     "plan_ndevs",    "runtime_ndevs",
+                                  "wtype"};
+static const StringRef worldInfo[] = {
+    "model_name", "gbs",     "num_layers",          "num_heads",
+    "hidden_size", "seqlen", "n_activated_experts", "n_routed_experts"};
+static const StringRef tensor[] = {"shape", "initialized", "is_attr"};
+static const StringRef tensorInfo[] = {"ft_shape", "indmap", "valmap",
+                                       "is_grad", "is_loss"};
+static const StringRef group[] = {"nodes"};
+static const StringRef groupInfo[] = {"key", "tensors"};
+static const StringRef coords[] = {"dp", "pp", "tp"};
+} // namespace keys
+
+/// Checks what a graph says about itself (its keys are checked apart) against the mesh tv models: its
+/// weight type (`s` spec, `p` plan), the world's device counts and the
+/// coordinates of each rank (row-major over dp, pp, tp). Each of these is
+/// redundant with what the importer reads; a file where they disagree is
+/// not the plan tv would verify.
+LogicalResult Importer::checkGraphHeader(const json::Object &g,
+                                         const std::string &path, bool spec,
+                                         ArrayRef<int64_t> dpPpTp,
+                                         int64_t nmb) {
+  StringRef wantType = spec ? "s" : "p";
+  auto checkType = [&](const json::Object &o,
+                       const std::string &at) -> LogicalResult {
+    if (const json::Value *w = o.get("wtype"))
+      if (w->getAsString() != std::optional<StringRef>(wantType))
+        return error(at + ".wtype")
+               << "expected \"" << wantType << "\" for the "
+               << (spec ? "spec" : "plan") << " graph";
+    return success();
+  };
+  if (failed(checkType(g, path)))
+    return failure();
+  int64_t dp = dpPpTp[0], pp = dpPpTp[1], tp = dpPpTp[2];
+  if (const json::Value *wv = g.get("world")) {
+    const json::Object *w = wv->getAsObject();
+    if (!w)
+      return error(path + ".world") << "expected an object";
+    if (failed(onlyKeys(*w, path + ".world", keys::world, keys::worldInfo)) ||
+        failed(checkType(*w, path + ".world")))
+      return failure();
+    std::pair<StringRef, int64_t> expected[] = {
+        {"num_dp", dp},          {"num_pp", pp},       {"num_tp", tp},
+        {"num_mb", nmb},         {"plan_ndevs", pp * tp},
+        {"runtime_ndevs", dp * pp * tp}};
+    for (auto [k, want] : expected)
+      if (const json::Value *v = w->get(k))
+        if (v->getAsInteger() != std::optional<int64_t>(want))
+          return error(path + ".world." + k.str())
+                 << "expected " << want << " (the "
+                 << (spec ? "spec is one device, one micro-batch"
+                          : "plan's mesh is dp x pp x tp, plan_ndevs one "
+                            "replica")
+                 << ")";
+  }
+  if (const json::Value *cv = g.get("rank_coords")) {
+    const json::Object *c = cv->getAsObject();
+    if (!c || c->size() != size_t(dp * pp * tp))
+      return error(path + ".rank_coords")
+             << "expected the coordinates of each of the " << dp * pp * tp
+             << " ranks";
+    for (int64_t r = 0; r < dp * pp * tp; ++r) {
+      std::string at = path + ".rank_coords." + std::to_string(r);
+      const json::Object *rc = c->getObject(std::to_string(r));
+      if (!rc)
+        return error(at) << "rank " << r << " has no coordinates";
+      if (failed(onlyKeys(*rc, at, keys::coords, {})))
+        return failure();
+      int64_t want[] = {r / (pp * tp), (r / tp) % pp, r % tp};
+      for (auto [k, w] : llvm::zip(keys::coords, want))
+        if (rc->getInteger(k) != std::optional<int64_t>(w))
+          return error(at + "." + k.str())
+                 << "expected " << w << ": tv numbers ranks row-major over "
+                                        "(dp, pp, tp)";
+    }
+  }
+  if (const json::Value *gv = g.get("collective_groups")) {
+    const json::Array *ga = gv->getAsArray();
+    if (!ga)
+      return error(path + ".collective_groups") << "expected a list";
+    for (auto [i, e] : llvm::enumerate(*ga)) {
+      std::string at = path + ".collective_groups[" + std::to_string(i) + "]";
+      const json::Object *o = e.getAsObject();
+      if (!o)
+        return error(at) << "expected an object";
+      if (failed(onlyKeys(*o, at, keys::group, keys::groupInfo)))
+        return failure();
+    }
+  }
+  return success();
+}
+
 LogicalResult Importer::loadTensors(const json::Object &g, GraphInfo &info,
                                     StringRef path) {
   info.graph = &g;
@@ -35,6 +141,9 @@ LogicalResult Importer::loadTensors(const json::Object &g, GraphInfo &info,
     const json::Object *t = v.getAsObject();
     if (!t)
       return error(path.str() + ".tensors." + k.str()) << "expected an object";
+    if (failed(onlyKeys(*t, path.str() + ".tensors." + k.str(), keys::tensor,
+                        keys::tensorInfo)))
+      return failure();
     if (const json::Array *shape = t->getArray("shape")) {
       SmallVector<int64_t> s;
       for (const json::Value &d : *shape) {
@@ -338,6 +447,13 @@ OwningOpRef<ModuleOp> Importer::run() {
   };
   if (!scanObject(root, top, "$"))
     return {};
+  {
+    json::Object topKeys;
+    for (auto &kv : top)
+      topKeys[kv.first] = nullptr;
+    if (failed(onlyKeys(topKeys, "$", keys::top, keys::topInfo)))
+      return {};
+  }
   std::optional<json::Value> format;
   if (top.count("format"))
     format = parseSpan(top["format"], "$.format");
@@ -363,6 +479,27 @@ OwningOpRef<ModuleOp> Importer::run() {
     d << "; the reference front end could not infer them, and tv does not "
          "verify a plan without lineages: refusing";
     return {};
+  }
+  if (top.count("errors")) {
+    // The reference front end's own errors: any at all means its lineages
+    // may be partial, and tv would verify less than the file claims.
+    std::optional<json::Value> errs = parseSpan(top["errors"], "$.errors");
+    if (!errs)
+      return {};
+    const json::Object *eo = errs->getAsObject();
+    if (!eo) {
+      error("$.errors") << "expected an object";
+      return {};
+    }
+    if (!eo->empty()) {
+      InFlightDiagnostic d = error("$.errors");
+      d << "the reference front end reported errors";
+      for (auto &[k, v] : *eo)
+        if (auto str = v.getAsString())
+          d << " (" << k.str() << ": " << *str << ")";
+      d << "; its lineages may be partial: refusing";
+      return {};
+    }
   }
   std::optional<json::Value> gsVal = parseSpan(top["Gs"], "$.Gs");
   if (!gsVal)
@@ -422,6 +559,18 @@ OwningOpRef<ModuleOp> Importer::run() {
     error("$.Gp.world") << "needs positive num_dp, num_pp, num_tp, num_mb "
                            "(at most 2^20 ranks)";
     return {};
+  }
+  {
+    // Gp's ranks are read a rank at a time; its header is checked whole.
+    json::Object gpKeys;
+    for (auto &kv : gpTop)
+      gpKeys[kv.first] = nullptr;
+    if (failed(onlyKeys(gpKeys, "$.Gp", keys::graph, keys::graphInfo)) ||
+        failed(onlyKeys(*gsObj, "$.Gs", keys::graph, keys::graphInfo)) ||
+        failed(checkGraphHeader(*gpObj, "$.Gp", /*spec=*/false, {dp, pp, tp},
+                                nmb)) ||
+        failed(checkGraphHeader(*gsObj, "$.Gs", /*spec=*/true, {1, 1, 1}, 1)))
+      return {};
   }
   groups = gpObj->getArray("collective_groups");
   planRanks = pp * tp;

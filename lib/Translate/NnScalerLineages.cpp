@@ -92,6 +92,29 @@ LogicalResult Importer::emitLineages(LineageWalk walk) {
     TRef ts;
     if (!l || !parseTRef(l->get("Ts"), ts))
       return error(path) << "lineage needs a Ts tensor reference";
+    // `Tps` restates the members of `eq_groups`; `src`, `stage_known`,
+    // `snodes`, `pnodes` and `depends_on` are VERDICT's stage-cutting hints
+    // (tv cuts its own stages); `id` names the lineage.
+    static const StringRef lineageKeys[] = {"Ts", "slices", "full_shape"};
+    static const StringRef lineageInfo[] = {"id",     "src",    "Tps",
+                                            "stage_known", "snodes", "pnodes",
+                                            "depends_on"};
+    if (failed(onlyKeys(*l, path, lineageKeys, lineageInfo)))
+      return failure();
+    if (const json::Value *fv = l->get("full_shape")) {
+      auto it = gs.shape.find(ts.tid);
+      const json::Array *fa = fv->getAsArray();
+      bool same = fa && it != gs.shape.end() && fa->size() == it->second.size();
+      for (size_t d = 0; same && d < fa->size(); ++d)
+        same = (*fa)[d].getAsInteger() == std::optional<int64_t>(it->second[d]);
+      if (!same && it != gs.shape.end()) {
+        InFlightDiagnostic d = error(path + ".full_shape");
+        d << "expected the shape of spec tensor " << ts.tid << ", [";
+        llvm::interleaveComma(it->second, d);
+        d << "]";
+        return d;
+      }
+    }
     if (dropped.count(li))
       return success();
     if (gs.masks.count(ts.tid))
@@ -107,6 +130,8 @@ LogicalResult Importer::emitLineages(LineageWalk walk) {
       const json::Array *eq = s ? s->getArray("eq_groups") : nullptr;
       if (!box || !eq)
         return error(spath) << "slice needs 'slice' and 'eq_groups'";
+      if (failed(onlyKeys(*s, spath, {"slice", "eq_groups"}, {})))
+        return failure();
       Entry e;
       e.spec = specName;
       e.path = spath;

@@ -35,6 +35,21 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
   std::string op = opName(n);
   Location loc =
       NameLoc::get(StringAttr::get(ctx, nodeLabel(n, p.rank)), nodeFileLoc);
+  // `op` restates `opname`, `fw` its FW_/BW_ prefix.
+  static const StringRef nodeKeys[] = {"cid", "in",     "out",   "irname",
+                                       "kwargs", "mb", "opname", "group",
+                                       "p2p"};
+  static const StringRef nodeInfo[] = {"op", "fw"};
+  if (failed(onlyKeys(n, path, nodeKeys, nodeInfo, loc)))
+    return failure();
+  if (const json::Value *pv = n.get("p2p")) {
+    const json::Object *po = pv->getAsObject();
+    if (!po)
+      return emitError(loc) << "nnscaler import: at " << path
+                            << ".p2p: expected an object";
+    if (failed(onlyKeys(*po, path + ".p2p", {"src", "dst", "role"}, {}, loc)))
+      return failure();
+  }
   const json::Array *inArr = n.getArray("in"), *outArr = n.getArray("out");
   if (!inArr || !outArr)
     return emitError(loc) << "nnscaler import: at " << path
