@@ -303,6 +303,94 @@ INSTANTIATE_TEST_SUITE_P(AllOps, SymbolicMatchesConcrete,
                          ::testing::ValuesIn(kOps),
                          [](const auto &info) { return info.param.name; });
 
+// The exact interpreter's real reading is the concrete semantics, op by op;
+// its modular reading is exact where no uninterpreted function is applied.
+class ExactMatchesConcrete : public ::testing::TestWithParam<OpCase> {};
+
+TEST_P(ExactMatchesConcrete, RealReadingOnRandomPoints) {
+  Program p(GetParam().body);
+  ASSERT_TRUE(p.module) << "does not parse";
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 5; ++trial) {
+    Inputs in = randomInputs(p.spec, rng);
+    RunState<double> conc = runConcrete(p.spec, in);
+    ExactDomain d;
+    RunState<ExactValue> st;
+    auto fn = [&](int64_t, StringRef name,
+                  RankedTensorType) -> FailureOr<Tensor<ExactValue>> {
+      const Tensor<double> &t = in.at(name.str());
+      Tensor<ExactValue> x;
+      x.shape = t.shape;
+      for (double v : t.data)
+        x.data.push_back(
+            ExactDomain::ofRat(sym::Rat::fromDouble(v), v)); // exact input
+      return x;
+    };
+    ASSERT_TRUE(succeeded(runSpec(d, p.spec, fn, st)));
+    for (auto &[key, t] : conc.named) {
+      const Tensor<ExactValue> *e = st.lookupNamed(key.first, key.second);
+      ASSERT_TRUE(e) << key.second;
+      ASSERT_EQ(e->data.size(), t.data.size()) << key.second;
+      for (size_t i = 0; i < t.data.size(); ++i) {
+        double x = e->data[i].d, y = t.data[i];
+        EXPECT_TRUE((std::isnan(x) && std::isnan(y)) || x == y ||
+                    near(x, y, 1e-12))
+            << GetParam().name << ": '" << key.second << "'[" << i
+            << "] exact interpreter " << x << " concrete " << y;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOps, ExactMatchesConcrete, ::testing::ValuesIn(kOps),
+                         [](const auto &info) { return info.param.name; });
+
+TEST(ExactDomain, FieldArithmeticIsExact) {
+  ExactDomain d;
+  ExactValue third = d.cstFrac(1, 3), x = d.cstFrac(-7, 5);
+  // (x / 3) * 3 == x, and 0.1 (the constant 1/10) times 10 is 1, exactly.
+  EXPECT_EQ(d.mul(d.mul(x, third), d.cstFrac(3, 1)), x);
+  EXPECT_EQ(d.mul(d.cst(0.1), d.cst(10.0)), d.one());
+  // A change of one part in 10^13 is a different value.
+  EXPECT_FALSE(d.scale(x, 0.5) == d.scale(x, 0.5000000000001));
+  EXPECT_EQ(d.div(x, x), d.one());
+  EXPECT_TRUE(d.mul(x, x).pure);
+  // Addition is associative and commutative exactly.
+  ExactValue a = d.cstFrac(5, 7), b = d.cstFrac(-2, 9);
+  EXPECT_EQ(d.add(d.add(a, b), x), d.add(a, d.add(x, b)));
+}
+
+TEST(ExactDomain, UninterpretedFunctionsAreCongruentOnly) {
+  ExactDomain d;
+  ExactValue a = d.cstFrac(1, 2), b = d.cstFrac(1, 3);
+  ExactValue sum = d.add(a, b), again = d.add(b, a);
+  // A function of equal arguments is equal (congruence) ...
+  EXPECT_EQ(d.exp(sum), d.exp(again));
+  EXPECT_FALSE(d.exp(sum).pure);
+  // ... but no identity of exp holds in the modular reading, while it holds
+  // in the real one.
+  ExactValue prod = d.mul(d.exp(a), d.exp(b));
+  EXPECT_FALSE(prod == d.exp(sum));
+  EXPECT_NEAR(prod.d, d.exp(sum).d, 1e-12);
+  // Different functions of one argument differ.
+  EXPECT_FALSE(d.gelu(a) == d.sigmoid(a));
+  // rsqrt is sqrt's inverse, as the prover reads it.
+  EXPECT_EQ(d.mul(d.rsqrt(a), d.sqrt(a)), d.one());
+}
+
+TEST(ExactDomain, MasksAndMaxima) {
+  ExactDomain d;
+  ExactValue x = d.cstFrac(3, 4), y = d.cstFrac(-1, 2);
+  // A masked entry: exp(-inf - m) is exactly 0, and max skips it.
+  ExactValue masked = d.sub(d.negInf(), x);
+  EXPECT_EQ(masked.kind, ExactValue::NegInf);
+  EXPECT_EQ(d.exp(masked), d.zero());
+  EXPECT_EQ(d.max({masked, y, x}), x);
+  EXPECT_EQ(d.relu(y), d.zero());
+  EXPECT_EQ(d.abs(y), d.neg(y));
+  EXPECT_EQ(d.select(d.cstFrac(1, 1), 0, {x, y}), y);
+}
+
 //===----------------------------------------------------------------------===//
 // Backward ops are vector-Jacobian products
 //===----------------------------------------------------------------------===//

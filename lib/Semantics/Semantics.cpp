@@ -28,6 +28,8 @@ std::optional<std::string> mlir::tv::evalLocalOp(
   Evaluator<D> e{d, env, op, inputs, results};
   if constexpr (std::is_same_v<D, SymDomain>)
     return evaluable.evaluateSymbolic(e);
+  else if constexpr (std::is_same_v<D, ExactDomain>)
+    return evaluable.evaluateExact(e);
   else
     return evaluable.evaluateConcrete(e);
 }
@@ -47,6 +49,8 @@ mlir::tv::evalCollective(D &d, Operation *op,
   std::optional<std::string> err;
   if constexpr (std::is_same_v<D, SymDomain>)
     err = collective.evaluateGroupSymbolic(e);
+  else if constexpr (std::is_same_v<D, ExactDomain>)
+    err = collective.evaluateGroupExact(e);
   else
     err = collective.evaluateGroupConcrete(e);
   out.assign(std::make_move_iterator(results.begin()),
@@ -68,3 +72,10 @@ template std::optional<std::string>
 mlir::tv::evalCollective<ConcreteDomain>(ConcreteDomain &, Operation *,
                                          ArrayRef<const Tensor<double> *>,
                                          std::vector<Tensor<double>> &);
+template std::optional<std::string> mlir::tv::evalLocalOp<ExactDomain>(
+    ExactDomain &, Operation *, ArrayRef<const Tensor<ExactValue> *>,
+    SmallVectorImpl<Tensor<ExactValue>> &, const RankEnv &);
+template std::optional<std::string>
+mlir::tv::evalCollective<ExactDomain>(ExactDomain &, Operation *,
+                                      ArrayRef<const Tensor<ExactValue> *>,
+                                      std::vector<Tensor<ExactValue>> &);

@@ -58,10 +58,13 @@ void InterpretPass::runOnOperation() {
     b.clone(*plan);
     stages.push_back(temp);
   }
-  size_t failures = 0, checked = 0;
+  size_t failures = 0, checked = 0, counts[3] = {0, 0, 0};
   for (StageOp stage : stages) {
-    StageResult r = interpretStage(stage, seed, tolerance);
+    StageResult r = interpretStage(stage, seed, tolerance, exact);
     checked += stage.getGuarantees().size();
+    counts[0] += r.exactElements;
+    counts[1] += r.congruentElements;
+    counts[2] += r.approximateElements;
     if (r.outcome == StageResult::Proven)
       continue;
     ++failures;
@@ -78,6 +81,11 @@ void InterpretPass::runOnOperation() {
     return signalPassFailure();
   }
   llvm::errs() << "tv-interpret: " << checked << " lineage(s) hold on seed "
-               << seed << "\n";
+               << seed;
+  if (exact)
+    llvm::errs() << " (elements: " << counts[0] << " exactly, " << counts[1]
+                 << " by congruence, " << counts[2]
+                 << " only within the tolerance)";
+  llvm::errs() << "\n";
   markAllAnalysesPreserved();
 }

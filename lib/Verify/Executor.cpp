@@ -166,3 +166,9 @@ mlir::tv::runPlan<SymDomain>(SymDomain &, const PlanSchedule &,
 template LogicalResult mlir::tv::runPlan<ConcreteDomain>(
     ConcreteDomain &, const PlanSchedule &, const InputFn<ConcreteDomain::V> &,
     RunState<ConcreteDomain::V> &);
+template LogicalResult mlir::tv::runSpec<ExactDomain>(
+    ExactDomain &, SpecOp, const InputFn<ExactDomain::V> &,
+    RunState<ExactDomain::V> &);
+template LogicalResult mlir::tv::runPlan<ExactDomain>(
+    ExactDomain &, const PlanSchedule &, const InputFn<ExactDomain::V> &,
+    RunState<ExactDomain::V> &);

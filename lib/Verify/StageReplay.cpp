@@ -622,8 +622,104 @@ void mlir::tv::writeStageDot(StageOp stage, const StageResult &result,
   os << "}\n";
 }
 
-StageResult mlir::tv::interpretStage(StageOp stage, uint64_t seed,
-                                     double tol) {
+/// An exact input of `kind` for element `element`: ids and mask bits as
+/// for doubles, reals n/d with |n| <= 16 and 1 <= d <= 8 (positive under a
+/// root or a logarithm).
+static ExactValue drawExact(std::mt19937_64 &rng, int kind,
+                            const llvm::StringMap<InputDomain> &domains,
+                            StringRef element) {
+  auto it = domains.find(element.take_front(element.rfind('[')));
+  InputDomain dom = it != domains.end() ? it->second : InputDomain();
+  ExactDomain ed;
+  if (kind == 2)
+    return ed.cstFrac((int64_t)(rng() % 2), 1);
+  if (kind == 1)
+    return ed.cstFrac(
+        (int64_t)(rng() % uint64_t(dom.idBound > 0 ? dom.idBound : 8)), 1);
+  int64_t den = 1 + (int64_t)(rng() % 8);
+  int64_t num = dom.positive ? 1 + (int64_t)(rng() % 16)
+                             : (int64_t)(rng() % 33) - 16;
+  return ed.cstFrac(num, den);
+}
+
+static std::string exactText(const ExactValue &v) { return fmt(v.d); }
+
+/// How two values of the exact interpreter agree: exactly (both pure),
+/// by congruence (equal for every choice of the uninterpreted functions),
+/// only within the tolerance as reals, or not at all. A NaN shows nothing
+/// (as in the double replay) and counts as agreeing within the tolerance.
+enum class Agreement { Exact, Congruent, Approximate, None };
+static Agreement agreement(const ExactValue &a, const ExactValue &b) {
+  if (a.finite() && b.finite() && a.m == b.m)
+    return a.pure && b.pure ? Agreement::Exact : Agreement::Congruent;
+  if (a.kind == ExactValue::NegInf && b.kind == ExactValue::NegInf)
+    return a.pure && b.pure ? Agreement::Exact : Agreement::Congruent;
+  if (a.pure && b.pure && a.kind != ExactValue::Undef &&
+      b.kind != ExactValue::Undef)
+    return Agreement::None; // two different exact values
+  if (std::isnan(a.d) || std::isnan(b.d) || close(a.d, b.d))
+    return Agreement::Approximate;
+  return Agreement::None;
+}
+
+/// The replay of --tv-interpret=exact: random exact rational inputs, every
+/// lineage element compared exactly, by congruence or as reals (Agreement).
+static void exactReplay(StageOp stage, const PlanSchedule &schedule,
+                        std::mt19937_64 &rng, StageResult &result) {
+  ExactDomain ed;
+  llvm::StringMap<InputDomain> domains = inputDomains(stage);
+  Bindings<ExactDomain> b{ed,
+                          [&](const std::string &name, int kind) {
+                            return drawExact(rng, kind, domains, name);
+                          },
+                          {}, {}, {}};
+  Outcome<ExactValue> out;
+  std::string where = "stage @" + stage.getSymName().str();
+  if (failed(runStage(ed, stage, schedule, b, out))) {
+    result.outcome = StageResult::Error;
+    result.headline = where + ": exact run failed: " + out.error;
+    return;
+  }
+  for (auto &[x, y] : b.extra)
+    if (agreement(x, y) == Agreement::None) {
+      result.outcome = StageResult::Error;
+      result.headline = where + ": random inputs cannot satisfy the stage's "
+                                "assumptions; nothing was checked";
+      return;
+    }
+  size_t counts[3] = {0, 0, 0};
+  for (auto [i, pair] : llvm::enumerate(out.pairs)) {
+    Agreement a = agreement(pair.first, pair.second);
+    if (a != Agreement::None) {
+      ++counts[(int)a];
+      continue;
+    }
+    const Check &c = out.checks[i];
+    auto l = cast<LineageAttr>(stage.getGuarantees()[c.lineage]);
+    auto group = l.getGroupRefs()[c.group];
+    if (Operation *def =
+            definingOp(stage, group[0].getRank(), group[0].getName()))
+      result.loc = def->getLoc();
+    std::string planSide;
+    for (auto [k, ref] : llvm::enumerate(group))
+      planSide += (k ? " + " : "") + ("'" + ref.getName().str() + "'@" +
+                                      std::to_string(ref.getRank()));
+    result.outcome = StageResult::Counterexample;
+    result.headline = where + ": counterexample (exact interpreter): lineage " +
+                      boxStr(l) + " = " + planSide + " does not hold";
+    result.details.push_back("element " + std::to_string(c.element) +
+                             " of the slice: spec " + exactText(pair.first) +
+                             ", plan " + exactText(pair.second));
+    return;
+  }
+  result.outcome = StageResult::Proven;
+  result.exactElements = counts[0];
+  result.congruentElements = counts[1];
+  result.approximateElements = counts[2];
+}
+
+StageResult mlir::tv::interpretStage(StageOp stage, uint64_t seed, double tol,
+                                     bool exact) {
   StageResult result(stage.getLoc());
   StageSchedule analysis(stage);
   const PlanSchedule *schedule = analysis.get();
@@ -634,6 +730,11 @@ StageResult mlir::tv::interpretStage(StageOp stage, uint64_t seed,
   }
   tolerance = tol;
   std::mt19937_64 rng(seed);
+  if (exact) {
+    exactReplay(stage, *schedule, rng, result);
+    tolerance = 1e-9;
+    return result;
+  }
   bool found = replay(stage, *schedule, {}, &rng, result);
   tolerance = 1e-9;
   if (!found) {

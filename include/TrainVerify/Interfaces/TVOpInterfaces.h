@@ -20,6 +20,7 @@ namespace mlir::tv {
 
 struct SymDomain;
 struct ConcreteDomain;
+struct ExactDomain;
 template <typename D> struct Evaluator;
 
 /// No value on success, else why the op could not be evaluated.

@@ -29,6 +29,10 @@ def TV_EvaluableOpInterface : OpInterface<"EvaluableOpInterface"> {
     InterfaceMethod<"Evaluates the op over doubles.",
       "::mlir::tv::EvalStatus", "evaluateConcrete",
       (ins "::mlir::tv::Evaluator<::mlir::tv::ConcreteDomain> &":$e)>,
+    InterfaceMethod<[{Evaluates the op over exact rationals (doubles where
+      the op is transcendental).}],
+      "::mlir::tv::EvalStatus", "evaluateExact",
+      (ins "::mlir::tv::Evaluator<::mlir::tv::ExactDomain> &":$e)>,
   ];
 }
 
@@ -51,6 +55,9 @@ def TV_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
     InterfaceMethod<"Evaluates one group instance over doubles.",
       "::mlir::tv::EvalStatus", "evaluateGroupConcrete",
       (ins "::mlir::tv::Evaluator<::mlir::tv::ConcreteDomain> &":$e)>,
+    InterfaceMethod<"Evaluates one group instance over exact rationals.",
+      "::mlir::tv::EvalStatus", "evaluateGroupExact",
+      (ins "::mlir::tv::Evaluator<::mlir::tv::ExactDomain> &":$e)>,
   ];
 }
 

@@ -153,6 +153,234 @@ struct ConcreteDomain {
   V undef() { return NAN; }
 };
 
+/// A value of the exact interpreter, in two readings at once:
+/// - `m`, exact arithmetic modulo the prime p = 2^61 - 1, in which every
+///   function the prover treats as uninterpreted (exp, log, roots, gelu,
+///   ...) is a fixed random function (a hash of its argument). Two sides
+///   equal here are equal for every choice of those functions; two that
+///   differ as rational functions collide with probability at most their
+///   degree over p (Schwartz-Zippel). `pure` says no such function was
+///   applied: `m` is then the residue of the exact rational value.
+/// - `d`, the double-precision real value. Piecewise ops (max, relu, step,
+///   abs, selections) decide by it, in both readings.
+struct ExactValue {
+  static constexpr uint64_t P = (uint64_t(1) << 61) - 1;
+  enum Kind : uint8_t { Finite, NegInf, Undef };
+  Kind kind = Finite;
+  bool pure = true;
+  uint64_t m = 0;
+  double d = 0;
+  bool finite() const { return kind == Finite; }
+  bool operator==(const ExactValue &o) const {
+    return kind == o.kind && (kind != Finite || m == o.m);
+  }
+};
+
+/// The domain of `--tv-interpret=exact` (docs/reliability.md, "Mutants").
+struct ExactDomain {
+  using V = ExactValue;
+  static constexpr uint64_t P = ExactValue::P;
+  bool overBudget() const { return false; }
+
+  static uint64_t addm(uint64_t a, uint64_t b) {
+    uint64_t s = a + b;
+    return s >= P ? s - P : s;
+  }
+  static uint64_t mulm(uint64_t a, uint64_t b) {
+    unsigned __int128 x = (unsigned __int128)a * b;
+    uint64_t lo = (uint64_t)(x & P), hi = (uint64_t)(x >> 61);
+    return addm(lo, hi);
+  }
+  static uint64_t powm(uint64_t a, uint64_t e) {
+    uint64_t r = 1;
+    for (; e; e >>= 1, a = mulm(a, a))
+      if (e & 1)
+        r = mulm(r, a);
+    return r;
+  }
+  static uint64_t ofBig(const llvm::DynamicAPInt &n) {
+    llvm::DynamicAPInt r = n % llvm::DynamicAPInt((int64_t)P);
+    int64_t v = (int64_t)r;
+    return v < 0 ? (uint64_t)(v + (int64_t)P) : (uint64_t)v;
+  }
+  /// The residue of a rational (Undef if p divides its denominator).
+  static V ofRat(const sym::Rat &r, double d) {
+    V v;
+    v.d = d;
+    uint64_t den = ofBig(r.den);
+    if (den == 0) {
+      v.kind = V::Undef;
+      return v;
+    }
+    v.m = mulm(ofBig(r.num), powm(den, P - 2));
+    return v;
+  }
+  static V make(uint64_t m, double d, bool pure) {
+    V v;
+    v.m = m, v.d = d, v.pure = pure;
+    return v;
+  }
+  static V special(V::Kind k, double d, bool pure) {
+    V v;
+    v.kind = k, v.d = d, v.pure = pure;
+    return v;
+  }
+
+  V zero() { return make(0, 0.0, true); }
+  V one() { return make(1, 1.0, true); }
+  V cst(double x) {
+    if (std::isfinite(x))
+      return ofRat(sym::Rat::fromConstant(x), x);
+    return special(x < 0 && std::isinf(x) ? V::NegInf : V::Undef, x, true);
+  }
+  V cstFrac(int64_t n, int64_t d) {
+    return ofRat(sym::Rat(llvm::DynamicAPInt(n), llvm::DynamicAPInt(d)),
+                 (double)n / (double)d);
+  }
+  V add(V a, V b) {
+    double d = a.d + b.d;
+    bool pure = a.pure && b.pure;
+    if (a.finite() && b.finite())
+      return make(addm(a.m, b.m), d, pure);
+    if (a.kind == V::Undef || b.kind == V::Undef)
+      return special(V::Undef, d, pure);
+    return special(V::NegInf, d, pure);
+  }
+  V neg(V a) {
+    if (a.finite())
+      return make(a.m ? P - a.m : 0, -a.d, a.pure);
+    return special(V::Undef, -a.d, a.pure); // +inf is not represented
+  }
+  V sub(V a, V b) { return add(std::move(a), neg(std::move(b))); }
+  V mul(V a, V b) {
+    double d = a.d * b.d;
+    bool pure = a.pure && b.pure;
+    if (a.finite() && b.finite())
+      return make(mulm(a.m, b.m), d, pure);
+    const V &f = a.finite() ? a : b;
+    if (a.kind != V::Undef && b.kind != V::Undef && f.finite() && f.d > 0)
+      return special(V::NegInf, d, pure);
+    return special(V::Undef, d, pure);
+  }
+  V div(V a, V b) {
+    double d = a.d / b.d;
+    bool pure = a.pure && b.pure;
+    if (a.finite() && b.finite() && b.m != 0)
+      return make(mulm(a.m, powm(b.m, P - 2)), d, pure);
+    if (a.kind == V::NegInf && b.finite() && b.d > 0)
+      return special(V::NegInf, d, pure);
+    return special(V::Undef, d, pure);
+  }
+  V scale(V a, double k) { return mul(std::move(a), cst(k)); }
+  V divInt(V a, int64_t n) { return mul(std::move(a), cstFrac(1, n)); }
+
+  /// A fixed random function, one per `tag`: splitmix64 of the argument.
+  static uint64_t hash(uint64_t tag, uint64_t x) {
+    uint64_t z = x + 0x9e3779b97f4a7c15ull * (tag + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (z ^ (z >> 31)) % P;
+  }
+  /// An uninterpreted function: the real function on `d`, a random one on
+  /// `m`.
+  template <typename F> V apply(uint64_t tag, const V &a, F f) {
+    double real = f(a.d);
+    if (!a.finite())
+      return special(V::Undef, real, false);
+    return make(hash(tag, a.m), real, false);
+  }
+  V exp(V a) {
+    if (a.kind == V::NegInf)
+      return make(0, 0.0, false);
+    return apply(1, a, [](double x) { return std::exp(x); });
+  }
+  V log(V a) { return apply(2, a, [](double x) { return std::log(x); }); }
+  V sqrt(V a) { return apply(3, a, [](double x) { return std::sqrt(x); }); }
+  /// rsqrt(x) = sqrt(x)^-1, as the prover reads it.
+  V rsqrt(V a) { return div(one(), sqrt(std::move(a))); }
+  V fn(sym::Fn f, const V &a) {
+    return apply(16 + (uint64_t)f, a,
+                 [f](double x) { return sym::evalFn(f, {x}, {}); });
+  }
+  V sigmoid(V a) { return fn(sym::Fn::Sigmoid, a); }
+  V gelu(V a) { return fn(sym::Fn::Gelu, a); }
+  V geluGrad(V a) { return fn(sym::Fn::GeluGrad, a); }
+  V tanh(V a) { return fn(sym::Fn::Tanh, a); }
+  // Piecewise functions decide by the real reading.
+  V relu(V a) { return a.d > 0 ? a : make(0, 0.0, a.pure); }
+  V step(V a) { return a.d > 0 ? make(1, 1.0, a.pure) : make(0, 0.0, a.pure); }
+  V nonzero(V a) {
+    return a.d != 0 ? make(1, 1.0, a.pure) : make(0, 0.0, a.pure);
+  }
+  V abs(V a) { return a.d < 0 ? neg(std::move(a)) : a; }
+  V powc(V a, double k) {
+    if (k == std::floor(k) && std::fabs(k) <= 64) {
+      V r = one();
+      for (int64_t i = 0; i < (int64_t)std::fabs(k); ++i)
+        r = mul(r, a);
+      return k < 0 ? div(one(), r) : r;
+    }
+    return apply(4 + (ofRat(sym::Rat::fromConstant(k), k).m << 8), a,
+                 [k](double x) { return std::pow(x, k); });
+  }
+  V max(llvm::ArrayRef<V> xs) {
+    V m = special(V::NegInf, -INFINITY, true);
+    bool pure = true;
+    for (const V &x : xs) {
+      pure &= x.pure;
+      if (x.kind == V::Undef)
+        return special(V::Undef, NAN, pure);
+      if (x.finite() && (!m.finite() || x.d > m.d))
+        m = x;
+    }
+    m.pure = pure;
+    return m;
+  }
+  void idInVocabulary(const V &, int64_t) {} // drawn in range
+  V select(V idx, int64_t off, llvm::ArrayRef<V> vals) {
+    int64_t i = (int64_t)std::llround(idx.d) - off;
+    V out = i >= 0 && i < (int64_t)vals.size() ? vals[i] : zero();
+    out.pure &= idx.pure;
+    return out;
+  }
+  /// A function of a whole row: the real one on `d`, a random one on `m`.
+  template <typename F>
+  V applyRow(uint64_t tag, llvm::ArrayRef<V> row, F f) {
+    std::vector<double> real;
+    uint64_t h = tag;
+    bool defined = true;
+    for (const V &x : row) {
+      real.push_back(x.d);
+      h = hash(h, x.m);
+      defined &= x.finite();
+    }
+    double rv = f(real);
+    if (!defined)
+      return special(V::Undef, rv, false);
+    return make(h, rv, false);
+  }
+  V topk(int64_t k, int64_t e, llvm::ArrayRef<V> row) {
+    return applyRow(64 + k * 4096 + e, row, [&](llvm::ArrayRef<double> xs) {
+      return sym::evalFn(sym::Fn::TopKGate, xs, {k, e});
+    });
+  }
+  V maxShare(int64_t i, llvm::ArrayRef<V> row) {
+    return applyRow(128 + i, row, [&](llvm::ArrayRef<double> xs) {
+      return sym::evalFn(sym::Fn::MaxShare, xs, {i});
+    });
+  }
+  V moeRoute(llvm::ArrayRef<int64_t> params, llvm::ArrayRef<V> row) {
+    uint64_t tag = 256;
+    for (int64_t p : params)
+      tag = hash(tag, (uint64_t)p);
+    return applyRow(tag, row, [&](llvm::ArrayRef<double> xs) {
+      return sym::evalFn(sym::Fn::MoeRoute, xs, params);
+    });
+  }
+  V negInf() { return special(V::NegInf, -INFINITY, true); }
+  V undef() { return special(V::Undef, NAN, true); }
+};
+
 } // namespace mlir::tv
 
 #endif

@@ -2,8 +2,8 @@
 //
 // Every op's meaning is one template over a value domain (Domains.h): its
 // family file writes `evaluate(XOp, Evaluator<D> &)` once, and the op's
-// EvaluableOpInterface methods instantiate it for symbolic terms and for
-// doubles, so the prover and the replay interpreter share one definition.
+// EvaluableOpInterface methods instantiate it for symbolic terms, for
+// doubles and for exact rationals, so the prover and the replay interpreter share one definition.
 // The Evaluator carries the operands, collects the results and offers the
 // loops ops are written with (broadcasting, reduction, lines along a
 // dimension).
@@ -144,6 +144,10 @@ template <typename D> struct Evaluator {
   ::mlir::tv::EvalStatus OP::evaluateConcrete(                                 \
       ::mlir::tv::Evaluator<::mlir::tv::ConcreteDomain> &e) {                  \
     return evaluate(*this, e);                                                 \
+  }                                                                            \
+  ::mlir::tv::EvalStatus OP::evaluateExact(                                    \
+      ::mlir::tv::Evaluator<::mlir::tv::ExactDomain> &e) {                     \
+    return evaluate(*this, e);                                                 \
   }
 
 /// The same for a CollectiveOpInterface's group evaluation.
@@ -154,6 +158,10 @@ template <typename D> struct Evaluator {
   }                                                                            \
   ::mlir::tv::EvalStatus OP::evaluateGroupConcrete(                            \
       ::mlir::tv::Evaluator<::mlir::tv::ConcreteDomain> &e) {                  \
+    return evaluateGroup(*this, e);                                            \
+  }                                                                            \
+  ::mlir::tv::EvalStatus OP::evaluateGroupExact(                               \
+      ::mlir::tv::Evaluator<::mlir::tv::ExactDomain> &e) {                     \
     return evaluateGroup(*this, e);                                            \
   }
 

@@ -187,7 +187,8 @@ def TVInterpret : Pass<"tv-interpret", "::mlir::ModuleOp"> {
   // module that has none yet.
   let dependentDialects = ["::mlir::tv::TVDialect"];
   let description = [{
-    Concrete double-precision interpreter: draws the spec inputs from a seed,
+    Concrete double-precision (or, with `exact`, rational) interpreter:
+    draws the spec inputs from a seed,
     derives the plan inputs from their lineages, runs both programs and checks
     every lineage numerically. Works on a module with spec and plan, or on
     every stage of a partitioned module.
@@ -196,6 +197,10 @@ def TVInterpret : Pass<"tv-interpret", "::mlir::ModuleOp"> {
     Option<"seed", "seed", "unsigned", "1", "Random seed">,
     Option<"tolerance", "tolerance", "double", "1e-9",
            "Relative tolerance of the comparison">,
+    Option<"exact", "exact", "bool", "false",
+           "Exact rational arithmetic where the op allows it (sums, "
+           "products, quotients, max, selections); elements computed by a "
+           "transcendental op are compared within the tolerance">,
   ];
 }
 

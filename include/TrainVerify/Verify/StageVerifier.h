@@ -51,6 +51,9 @@ struct StageResult {
   Operation *reported = nullptr, *diverging = nullptr;
   int64_t rank = -1;
   std::map<void *, std::string> specValues, planValues;
+  /// For the exact interpreter: the lineage elements that agree exactly, by
+  /// congruence, and only within the tolerance.
+  size_t exactElements = 0, congruentElements = 0, approximateElements = 0;
   explicit StageResult(Location loc) : loc(loc) {}
 };
 
@@ -74,7 +77,10 @@ StageResult verifyStage(StageOp stage, const StageOptions &options,
 /// (plan inputs derived from the assumed lineages) and checks every
 /// guarantee within relative tolerance `tol`. Proven here means only "holds
 /// on this input": Counterexample carries the values.
-StageResult interpretStage(StageOp stage, uint64_t seed, double tol);
+/// With `exact`, inputs are exact rationals and every lineage element whose
+/// two sides are exact (docs/reliability.md) is compared for equality.
+StageResult interpretStage(StageOp stage, uint64_t seed, double tol,
+                           bool exact = false);
 
 } // namespace mlir::tv
 
