@@ -297,6 +297,8 @@ void InjectBugPass::runOnOperation() {
              reachesOutput(rs.getResult(),
                            [](StringRef n) { return n.ends_with(".grad"); });
     };
+  } else if (b == "adam-moments-swapped") {
+    pred = [](Operation *op) { return isa<AdamOp>(op); };
   } else {
     static const char *const classes[] = {
         "missing-allreduce",   "dropped-allreduce",
@@ -309,7 +311,7 @@ void InjectBugPass::runOnOperation() {
         "grad-scale-mb",       "sp-missing-norm-grad-reduce",
         "ep-double-reduce",    "zero-wrong-shard",
         "tied-embedding-unsynced", "vocab-ce-missing-allreduce",
-        "double-grad-average"};
+        "double-grad-average", "adam-moments-swapped"};
     InFlightDiagnostic d = module.emitError()
                            << "unknown bug class '" << b << "'; the classes are ";
     llvm::interleaveComma(classes, d);
@@ -394,6 +396,14 @@ void InjectBugPass::runOnOperation() {
     auto ar = cast<AllReduceOp>(target);
     ar.setKind(ReduceKind::avg);
     tag(ar);
+  } else if (b == "adam-moments-swapped") {
+    // A fused optimizer kernel called with exp_avg and exp_avg_sq in each
+    // other's place.
+    auto adam = cast<AdamOp>(target);
+    Value m = adam.getM(), v = adam.getV();
+    adam->setOperand(2, v);
+    adam->setOperand(3, m);
+    tag(adam);
   } else if (b == "dropped-allreduce") {
     // The consumers read a stale version that nothing computes here.
     auto ar = cast<AllReduceOp>(target);

@@ -78,6 +78,13 @@ static llvm::cl::opt<int64_t> clEp(
     llvm::cl::desc("--import-model-config: expert-parallel size (routed "
                    "experts sharded over ep ranks carved from dp)"),
     llvm::cl::init(0));
+static llvm::cl::opt<std::string> clOptimizer(
+    "optimizer",
+    llvm::cl::desc("--import-model-config: the optimizer step, 'sgd' (the "
+                   "default; generated with --zero only) or 'adam' (with its "
+                   "moments, sharded under --zero as Megatron-LM's "
+                   "distributed optimizer shards them)"),
+    llvm::cl::init("sgd"));
 static llvm::cl::opt<int64_t> clZero(
     "zero",
     llvm::cl::desc("--import-model-config: ZeRO stage 1 or 2 (sharded "
@@ -421,7 +428,8 @@ LogicalResult refuseModelConfigOptions(Location loc, StringRef translation) {
   for (const llvm::cl::Option *o :
        std::initializer_list<const llvm::cl::Option *>{
            &clParallel, &clLayers, &clSeq, &clMicroBatchSize, &clTracedNorm,
-           &clSp, &clEp, &clZero, &clGatherLogits, &clLossScaling})
+           &clSp, &clEp, &clZero, &clGatherLogits, &clLossScaling,
+           &clOptimizer})
     if (o->getNumOccurrences())
       return emitError(loc) << "--" << o->ArgStr
                             << " applies to --import-model-config only, not "
@@ -493,6 +501,10 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
         "--loss-scaling must be 'global' or 'per-rank', got '" +
             Twine(clLossScaling) + "'");
   pc.perRankLoss = clLossScaling == "per-rank";
+  check(clOptimizer == "sgd" || clOptimizer == "adam",
+        "--optimizer must be 'sgd' or 'adam', got '" + Twine(clOptimizer) +
+            "'");
+  pc.adam = clOptimizer == "adam";
   check(!pc.perRankLoss || pc.ep == 1,
         "--loss-scaling per-rank with expert parallelism is not modeled (the "
         "expert gradients' averaging group differs from the dense one)");

@@ -51,6 +51,8 @@
 #include "llvm/Support/raw_ostream.h"
 #include <cctype>
 #include <cstdint>
+#include <functional>
+#include <tuple>
 #include <map>
 #include <set>
 #include <string>
@@ -512,6 +514,19 @@ public:
          g.ty() + ", " + dout.ty());
     return {dy, dg};
   }
+  std::tuple<Val, Val, Val> adam(const Val &w, const Val &g, const Val &m,
+                                 const Val &v, double lr, double b1, double b2,
+                                 double eps, int64_t step, StringRef hint) {
+    Val nw = fresh(hint, w.s), nm = fresh(hint.str() + "_exp_avg", w.s),
+        nv = fresh(hint.str() + "_exp_avg_sq", w.s);
+    line(nw.ref() + ", " + nm.ref() + ", " + nv.ref() + " = tv.adam " +
+         w.ref() + ", " + g.ref() + ", " + m.ref() + ", " + v.ref() +
+         attrs({"lr = " + flt(lr) + " : f64", "beta1 = " + flt(b1) + " : f64",
+                "beta2 = " + flt(b2) + " : f64", "eps = " + flt(eps) + " : f64",
+                "step = " + std::to_string(step) + " : i64"}) +
+         " : " + w.ty());
+    return {nw, nm, nv};
+  }
   Val sgd(const Val &w, const Val &g, double lr, StringRef hint) {
     return emit(hint, w.s,
                 "tv.sgd " + w.ref() + ", " + g.ref() + " lr " + flt(lr) +
@@ -583,6 +598,10 @@ struct ParCfg {
   /// its own loss (activation gradients dp times the spec's, lineages
   /// scaled 1/dp); gradients and the reported loss are averaged over dp.
   bool perRankLoss = false;
+  /// The optimizer step: Adam (moments exp_avg / exp_avg_sq, sharded with
+  /// the parameter under ZeRO as Megatron's distributed optimizer shards
+  /// them) instead of SGD. With Adam the step is generated without ZeRO too.
+  bool adam = false;
 };
 
 /// One plan tensor that a lineage refers to, on every rank of one pipeline
@@ -701,6 +720,27 @@ private:
   int64_t tagScaleDen = 1;
   bool tracedNorm;
   static constexpr double kLr = 1e-3;
+  /// Adam's hyperparameters (Llama 3's betas) at a step past the first, so
+  /// that the bias corrections are not 1.
+  static constexpr double kBeta1 = 0.9, kBeta2 = 0.95, kAdamEps = 1e-8;
+  static constexpr int64_t kAdamStep = 10;
+  /// The optimizer step on (a shard of) one parameter: its new value, and
+  /// with Adam the new moments. `state` makes a moment input of the
+  /// parameter's shape; `out` receives the new moments by name suffix.
+  Val optimizerStep(Prog &P, const std::string &name, const Val &w,
+                    const Val &g,
+                    const std::function<Val(const std::string &)> &state,
+                    const std::function<void(const std::string &, const Val &)>
+                        &out) {
+    if (!p.adam)
+      return P.sgd(w, g, kLr, name + "_new");
+    Val m = state(".exp_avg"), v = state(".exp_avg_sq");
+    auto [nw, nm, nv] = P.adam(w, g, m, v, kLr, kBeta1, kBeta2, kAdamEps,
+                               kAdamStep, name + "_new");
+    out(".exp_avg", nm);
+    out(".exp_avg_sq", nv);
+    return nw;
+  }
 
   /// RMSNorm forward: one op, or (traced) the ops PyTorch records for
   /// Hugging Face's LlamaRMSNorm: x * rsqrt(mean(x^2) + eps) * w.

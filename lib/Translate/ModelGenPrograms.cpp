@@ -47,11 +47,18 @@ std::string Gen::spec() {
   embedBackward(P, d, tokens, dx);
   for (auto &[name, g] : specGrads)
     P.output(name + ".grad", g);
-  if (p.zero) {
-    P.comment("optimizer step (SGD)");
-    for (auto &[name, g] : specGrads)
-      P.output(name + ".new",
-               P.sgd(weightsIn.at(name), g, kLr, name + "_new"));
+  if (p.zero || p.adam) {
+    P.comment(p.adam ? "optimizer step (Adam)" : "optimizer step (SGD)");
+    for (auto &[name, g] : specGrads) {
+      const Val &w = weightsIn.at(name);
+      Val nw = optimizerStep(
+          P, name, w, g,
+          [&](const std::string &k) { return P.input(name + k, w.s); },
+          [&](const std::string &k, const Val &v) {
+            P.output(name + k + ".new", v);
+          });
+      P.output(name + ".new", nw);
+    }
   }
   return "tv.spec @spec {\n" + P.text() + "}\n";
 }
@@ -101,10 +108,10 @@ void Gen::endOfStep(Prog &P) {
     }
     P.output(gn, g);
     recs.push_back(gr);
-    if (!p.zero)
+    if (!p.zero && !p.adam)
       continue;
     // ZeRO-1/2: the optimizer step on this rank's shard, then an all-gather
-    // of the updated parameter.
+    // of the updated parameter; Adam's moments exist only as that shard.
     Val w = weightsIn.at(b.name);
     Val gs = g, ws = w;
     if (zDim >= 0) {
@@ -112,7 +119,25 @@ void Gen::endOfStep(Prog &P) {
       if (p.zero == 1)
         gs = P.chunk(g, zDim, n, axes, gn + "_shard");
     }
-    Val nw = P.sgd(ws, gs, kLr, b.name + "_new");
+    auto stateRec = [&](const std::string &name) {
+      Rec r{name, name, ws.s, -1, b.tpDim, curStage, -1};
+      r.epDim = b.epDim;
+      if (zDim >= 0) {
+        r.zDim = zDim;
+        r.zExpert = isExpert;
+      }
+      recs.push_back(r);
+    };
+    Val nw = optimizerStep(
+        P, b.name, ws, gs,
+        [&](const std::string &k) {
+          stateRec(b.name + k);
+          return P.input(b.name + k, ws.s);
+        },
+        [&](const std::string &k, const Val &v) {
+          P.output(b.name + k + ".new", v);
+          stateRec(b.name + k + ".new");
+        });
     if (zDim >= 0)
       nw = P.allGather(nw, zDim, n, axes, b.name + "_new");
     P.output(b.name + ".new", nw);
@@ -248,7 +273,8 @@ std::string Gen::stageProgram(int64_t s) {
   P.comment("end of step: loss, data-parallel reduction of the gradients" +
             std::string(p.zero ? ", sharded optimizer step (ZeRO-" +
                                      std::to_string(p.zero) + ")"
-                               : ""));
+                        : p.adam ? ", optimizer step"
+                                 : ""));
   if (last) {
     Val l = losses[0];
     for (size_t i = 1; i < losses.size(); ++i)

@@ -6,11 +6,13 @@ usage: grid.py TV_TRANSLATE TV_OPT INPUTS_DIR WORK_DIR
 For llama3 and deepseek-v3 every (dp, tp, pp) in {1, 2, 4}^3 is generated
 and verified. The micro-batch count takes {1, 2, 4} in a Latin square over (tp, pp) and the extra
 options through none, --sp, --zero 1, --zero 2 (and for deepseek ep = dp),
-so that each option meets every axis value. Qwen2 (QKV bias, tied
+with Adam instead of SGD on some of them, so that each option meets every
+axis value. Qwen2 (QKV bias, tied
 embeddings), Mistral (sliding window) and Qwen3 (q/k norms, head_dim other
 than hidden / heads, tied embeddings) take a third of those points each,
 every third in a different phase, so that together they cover the cube;
-they cycle through the extra options and --loss-scaling per-rank.
+they cycle through the extra options, --loss-scaling per-rank and Adam
+without ZeRO.
 Depth is max(2, pp) layers.
 Any outcome but "proven" fails the test and names the configuration.
 """
@@ -24,13 +26,15 @@ translate, opt, inputs, work = sys.argv[1:5]
 os.makedirs(work, exist_ok=True)
 
 EXTRAS = {
-    "llama": [[], ["--sp"], ["--zero", "1"], ["--zero", "2"]],
+    "llama": [[], ["--sp"], ["--zero", "1", "--optimizer", "adam"],
+              ["--zero", "2"]],
     "deepseek": [[], ["--sp"], ["--zero", "1"], ["--zero", "2"], ["ep"],
-                 ["ep", "--sp", "--zero", "2"]],
+                 ["ep", "--sp", "--zero", "2", "--optimizer", "adam"]],
 }
 
 # The newer architectures also take DeepSpeed / torchtitan loss scaling.
-NEW_EXTRAS = EXTRAS["llama"] + [["--loss-scaling", "per-rank", "--sp"]]
+NEW_EXTRAS = EXTRAS["llama"] + [["--loss-scaling", "per-rank", "--sp"],
+                                ["--optimizer", "adam", "--sp"]]
 
 jobs = []
 for model in ("llama", "deepseek"):

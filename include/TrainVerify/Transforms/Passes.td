@@ -237,7 +237,8 @@ def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
     of the logits' max, of the predicted logits or of the sums of exps, by
     `index` in program order), double-grad-average (a data-parallel gradient
     sum becomes an average although the backward already divided by dp: the
-    gradient is divided twice).
+    gradient is divided twice), adam-moments-swapped (an Adam step reads
+    exp_avg and exp_avg_sq in each other's place).
     `rank` chooses the rank (default: the first rank that has a candidate
     op); `layer` restricts candidates to the ops of one decoder layer (an op
     belongs to the layer named by the first `lK.` tag or output after it);
