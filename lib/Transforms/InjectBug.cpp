@@ -299,6 +299,20 @@ void InjectBugPass::runOnOperation() {
     };
   } else if (b == "adam-moments-swapped") {
     pred = [](Operation *op) { return isa<AdamOp>(op); };
+  } else if (b == "sharded-grad-wrong-factor" ||
+             b == "sharded-grad-wrong-group") {
+    // The gradient reduce-scatter of ZeRO-2/3 and FSDP (a sum: the
+    // backward already divided by the data-parallel size); for the wrong
+    // group, one over axes only, with another axis of the same size.
+    bool group = b == "sharded-grad-wrong-group";
+    pred = [group, mesh](Operation *op) {
+      auto rs = dyn_cast<ReduceScatterOp>(op);
+      if (!rs || rs.getKind() != ReduceKind::sum ||
+          !reachesOutput(rs.getResult(),
+                         [](StringRef n) { return n.ends_with(".grad"); }))
+        return false;
+      return !group || (mesh && rs.getAxes() && !rs.getRankGroups());
+    };
   } else {
     static const char *const classes[] = {
         "missing-allreduce",   "dropped-allreduce",
@@ -311,7 +325,8 @@ void InjectBugPass::runOnOperation() {
         "grad-scale-mb",       "sp-missing-norm-grad-reduce",
         "ep-double-reduce",    "zero-wrong-shard",
         "tied-embedding-unsynced", "vocab-ce-missing-allreduce",
-        "double-grad-average", "adam-moments-swapped"};
+        "double-grad-average", "adam-moments-swapped",
+        "sharded-grad-wrong-factor", "sharded-grad-wrong-group"};
     InFlightDiagnostic d = module.emitError()
                            << "unknown bug class '" << b << "'; the classes are ";
     llvm::interleaveComma(classes, d);
@@ -396,6 +411,31 @@ void InjectBugPass::runOnOperation() {
     auto ar = cast<AllReduceOp>(target);
     ar.setKind(ReduceKind::avg);
     tag(ar);
+  } else if (b == "sharded-grad-wrong-factor") {
+    auto rs = cast<ReduceScatterOp>(target);
+    rs.setKind(ReduceKind::avg);
+    tag(rs);
+  } else if (b == "sharded-grad-wrong-group") {
+    // The reduce-scatter runs over another mesh axis of the same size (the
+    // tensor-parallel group for the data-parallel one, say).
+    auto rs = cast<ReduceScatterOp>(target);
+    ArrayAttr axes = *rs.getAxes();
+    int64_t size = 1;
+    SmallVector<int64_t> sizes(mesh.getSizes());
+    for (Attribute a : axes)
+      size *= sizes[mesh.getAxisIndex(cast<StringAttr>(a).getValue())];
+    Attribute other;
+    for (auto [i, a] : llvm::enumerate(mesh.getAxes()))
+      if (!llvm::is_contained(axes, a) && sizes[i] == size)
+        other = a;
+    if (!other) {
+      rs.emitError() << "sharded-grad-wrong-group: no other mesh axis of "
+                        "size "
+                     << size;
+      return signalPassFailure();
+    }
+    rs.setAxesAttr(bld.getArrayAttr({other}));
+    tag(rs);
   } else if (b == "adam-moments-swapped") {
     // A fused optimizer kernel called with exp_avg and exp_avg_sq in each
     // other's place.

@@ -87,8 +87,10 @@ static llvm::cl::opt<std::string> clOptimizer(
     llvm::cl::init("sgd"));
 static llvm::cl::opt<int64_t> clZero(
     "zero",
-    llvm::cl::desc("--import-model-config: ZeRO stage 1 or 2 (sharded "
-                   "optimizer step; stage 2 also shards the gradients)"),
+    llvm::cl::desc("--import-model-config: ZeRO stage 1, 2 or 3 (sharded "
+                   "optimizer step; stage 2 also shards the gradients; stage "
+                   "3, FSDP, also the parameters, all-gathered before each "
+                   "use in forward and again in backward)"),
     llvm::cl::init(0));
 
 namespace {
@@ -508,8 +510,8 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
   check(!pc.perRankLoss || pc.ep == 1,
         "--loss-scaling per-rank with expert parallelism is not modeled (the "
         "expert gradients' averaging group differs from the dense one)");
-  check(pc.zero >= 0 && pc.zero <= 2,
-        "--zero must be 1 or 2 (ZeRO stage), got " + Twine(pc.zero));
+  check(pc.zero >= 0 && pc.zero <= 3,
+        "--zero must be 1, 2 or 3 (ZeRO stage), got " + Twine(pc.zero));
   check(mc.nh % pc.tp == 0, "tp=" + Twine(pc.tp) +
                                 " does not divide num_attention_heads " +
                                 Twine(mc.nh));

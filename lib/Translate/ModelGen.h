@@ -684,6 +684,38 @@ private:
   Val headBackward(Prog &P, const Dims &d, const Val &normW, const Val &outW,
                    Vals &h, const Val &seed);
 
+  /// The ZeRO dimension of a (tp-local) parameter or gradient of `shape`
+  /// sharded n ways: its first dimension that n divides (-1: none, the
+  /// tensor stays replicated).
+  static int64_t zeroDim(ArrayRef<int64_t> shape, int64_t n) {
+    if (n <= 1)
+      return -1;
+    for (size_t i = 0; i < shape.size(); ++i)
+      if (shape[i] % n == 0)
+        return i;
+    return -1;
+  }
+  /// ZeRO-3 / FSDP: a parameter held as a data-parallel shard, all-gathered
+  /// before each use (per micro-batch, in forward and again in backward).
+  struct Shard {
+    int64_t dim, n;
+    std::vector<std::string> axes;
+  };
+  std::map<std::string, Shard> shards; // by the shard input's value name
+  Val gathered(Prog &P, const Val &w) {
+    auto it = shards.find(w.n);
+    if (it == shards.end())
+      return w;
+    return P.allGather(w, it->second.dim, it->second.n, it->second.axes,
+                       w.n + "_full");
+  }
+  Vals gathered(Prog &P, const Vals &ws) {
+    Vals out;
+    for (auto &[k, v] : ws)
+      out[k] = gathered(P, v);
+    return out;
+  }
+
   std::string spec();
   std::string stageProgram(int64_t stage);
   void endOfStep(Prog &P);

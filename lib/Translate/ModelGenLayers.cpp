@@ -32,6 +32,25 @@ void Gen::T(Prog &P, const std::string &name, const Val &v, int64_t batchDim,
 
 Val Gen::weight(Prog &P, const std::string &name, Shape s, int64_t tpDim,
                 int64_t epDim) {
+  if (inPlan && p.zero == 3) {
+    // ZeRO-3 / FSDP: only this rank's data-parallel shard is held.
+    bool expert = epDim >= 0;
+    int64_t n = expert ? p.dp / p.ep : p.dp;
+    int64_t z = zeroDim(s, n);
+    if (z >= 0) {
+      Shape sh = s;
+      sh[z] /= n;
+      Val v = P.input(name, sh);
+      weightsIn[name] = v;
+      shards[v.n] = {z, n, expert ? expertDpAxes() : dpAxes()};
+      Rec r{name, name, sh, -1, tpDim, curStage, -1};
+      r.epDim = epDim;
+      r.zDim = z;
+      r.zExpert = expert;
+      recs.push_back(r);
+      return v;
+    }
+  }
   Val v = P.input(name, s);
   weightsIn[name] = v;
   if (inPlan) {

@@ -77,15 +77,11 @@ void Gen::endOfStep(Prog &P) {
       g = P.allReduce(g, {"tp"}, gn + "_sp");
     if (b.headPartial)
       g = P.allReduce(g, {"tp"}, gn + "_heads");
-    int64_t zDim = -1;
-    if (p.zero >= 1 && n > 1)
-      for (size_t i = 0; i < b.shape.size() && zDim < 0; ++i)
-        if (b.shape[i] % n == 0)
-          zDim = i;
+    int64_t zDim = p.zero >= 1 ? zeroDim(b.shape, n) : -1;
     Rec gr{gn, gn, b.shape, -1, b.tpDim, curStage, -1};
     gr.epDim = b.epDim;
-    if (p.zero == 2 && zDim >= 0) {
-      // ZeRO-2: each rank keeps only its shard of the reduced gradient.
+    if (p.zero >= 2 && zDim >= 0) {
+      // ZeRO-2/3: each rank keeps only its shard of the reduced gradient.
       g = P.reduceScatter(g, zDim, n, axes, gn, p.perRankLoss);
       gr.shape = g.s;
       gr.zDim = zDim;
@@ -114,7 +110,7 @@ void Gen::endOfStep(Prog &P) {
     // of the updated parameter; Adam's moments exist only as that shard.
     Val w = weightsIn.at(b.name);
     Val gs = g, ws = w;
-    if (zDim >= 0) {
+    if (zDim >= 0 && p.zero < 3) {
       ws = P.chunk(w, zDim, n, axes, b.name + "_shard");
       if (p.zero == 1)
         gs = P.chunk(g, zDim, n, axes, gn + "_shard");
@@ -138,12 +134,16 @@ void Gen::endOfStep(Prog &P) {
           P.output(b.name + k + ".new", v);
           stateRec(b.name + k + ".new");
         });
-    if (zDim >= 0)
+    // ZeRO-1/2 all-gather the updated parameter; ZeRO-3 keeps the shard.
+    if (zDim >= 0 && p.zero < 3)
       nw = P.allGather(nw, zDim, n, axes, b.name + "_new");
     P.output(b.name + ".new", nw);
-    Rec wr{b.name + ".new", b.name + ".new", b.shape, -1, b.tpDim, curStage,
-           -1};
+    Rec wr{b.name + ".new", b.name + ".new", nw.s, -1, b.tpDim, curStage, -1};
     wr.epDim = b.epDim;
+    if (zDim >= 0 && p.zero == 3) {
+      wr.zDim = zDim;
+      wr.zExpert = isExpert;
+    }
     recs.push_back(wr);
   }
 }
@@ -155,6 +155,7 @@ std::string Gen::stageProgram(int64_t s) {
   bufs.clear();
   bufSeen.clear();
   weightsIn.clear();
+  shards.clear();
   Prog P("    ");
   bool sp = p.sp && p.tp > 1;
   Dims d{B,
@@ -215,18 +216,19 @@ std::string Gen::stageProgram(int64_t s) {
     P.mb = curMb = i;
     Val x;
     if (first) {
-      x = embedForward(P, d, tokens[i], emb);
+      x = embedForward(P, d, tokens[i], gathered(P, emb));
     } else {
       x = P.recv(resid, -1, "x_recv");
       std::string n = lname(k0 - 1, "out");
       T(P, n, x, 0, RES_TP, n + ".recv");
     }
     for (int64_t k = k0; k < k1; ++k) {
-      acts[i][k] = layerForward(P, d, ws[k], k, x);
+      acts[i][k] = layerForward(P, d, gathered(P, ws[k]), k, x);
       x = acts[i][k]["out"];
     }
     if (last) {
-      heads[i] = headForward(P, d, normW, outW, x, labels[i]);
+      heads[i] = headForward(P, d, gathered(P, normW), gathered(P, outW), x,
+                             labels[i]);
       losses.push_back(heads[i]["loss"]);
     } else {
       P.send(x, 1);
@@ -243,14 +245,16 @@ std::string Gen::stageProgram(int64_t s) {
       int64_t n = p.perRankLoss ? p.mb : p.dp * p.mb;
       if (n > 1)
         seed = P.scale(dloss, 1.0 / (double)n, "dloss_mb");
-      dx = headBackward(P, d, normW, outW, heads[i], seed);
+      dx = headBackward(P, d, gathered(P, normW), gathered(P, outW),
+                        heads[i], seed);
     } else {
       dx = P.recv(resid, 1, "dout_recv");
       std::string n = lname(k1, "d_x");
       T(P, n, dx, 0, RES_TP, n + ".recv");
     }
+    // ZeRO-3 / FSDP gathers the parameters again for the backward.
     for (int64_t k = k1 - 1; k >= k0; --k)
-      dx = layerBackward(P, d, ws[k], k, acts[i][k], dx);
+      dx = layerBackward(P, d, gathered(P, ws[k]), k, acts[i][k], dx);
     if (first)
       embedBackward(P, d, tokens[i], dx);
     else

@@ -238,7 +238,10 @@ def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
     `index` in program order), double-grad-average (a data-parallel gradient
     sum becomes an average although the backward already divided by dp: the
     gradient is divided twice), adam-moments-swapped (an Adam step reads
-    exp_avg and exp_avg_sq in each other's place).
+    exp_avg and exp_avg_sq in each other's place), sharded-grad-wrong-factor
+    (the gradient reduce-scatter of ZeRO-2/3 or FSDP averages where the
+    backward already divided by dp), sharded-grad-wrong-group (that
+    reduce-scatter runs over another mesh axis of the same size).
     `rank` chooses the rank (default: the first rank that has a candidate
     op); `layer` restricts candidates to the ops of one decoder layer (an op
     belongs to the layer named by the first `lK.` tag or output after it);
