@@ -235,6 +235,31 @@ void InjectBugPass::runOnOperation() {
         return n.ends_with("norm.grad");
       });
     };
+  } else if (b == "sp-missing-router-grad-reduce") {
+    pred = [](Operation *op) {
+      auto ar = dyn_cast<AllReduceOp>(op);
+      if (!ar || !ar.getAxes() || ar.getAxes()->size() != 1 ||
+          cast<StringAttr>((*ar.getAxes())[0]).getValue() != "tp")
+        return false;
+      return reachesOutput(ar.getResult(), [](StringRef n) {
+        return n.ends_with(".gate.grad");
+      });
+    };
+  } else if (b == "sp-moe-output-not-reduced") {
+    // Under sequence parallelism, the tp reduce-scatter of the
+    // tensor-parallel experts' output (or of their input's gradient).
+    pred = [](Operation *op) {
+      auto rs = dyn_cast<ReduceScatterOp>(op);
+      if (!rs || !rs.getAxes() || rs.getAxes()->size() != 1 ||
+          cast<StringAttr>((*rs.getAxes())[0]).getValue() != "tp")
+        return false;
+      // The experts' batch: [experts, tokens, hidden], scattered on tokens.
+      return cast<RankedTensorType>(rs.getType()).getRank() == 3 &&
+             rs.getDim() == 1 && !rs.getResult().use_empty() &&
+             llvm::any_of(rs.getResult().getUsers(), [](Operation *u) {
+               return isa<AllToAllOp, CombineOp, DispatchGradOp>(u);
+             });
+    };
   } else if (b == "ep-double-reduce") {
     pred = [](Operation *op) {
       auto out = dyn_cast<OutputOp>(op);
@@ -326,7 +351,8 @@ void InjectBugPass::runOnOperation() {
         "ep-double-reduce",    "zero-wrong-shard",
         "tied-embedding-unsynced", "vocab-ce-missing-allreduce",
         "double-grad-average", "adam-moments-swapped",
-        "sharded-grad-wrong-factor", "sharded-grad-wrong-group"};
+        "sharded-grad-wrong-factor", "sharded-grad-wrong-group",
+        "sp-missing-router-grad-reduce", "sp-moe-output-not-reduced"};
     InFlightDiagnostic d = module.emitError()
                            << "unknown bug class '" << b << "'; the classes are ";
     llvm::interleaveComma(classes, d);
@@ -399,6 +425,7 @@ void InjectBugPass::runOnOperation() {
 
   if (b == "missing-allreduce" || b == "missing-bw-reduce" ||
       b == "sp-missing-norm-grad-reduce" ||
+      b == "sp-missing-router-grad-reduce" ||
       b == "vocab-ce-missing-allreduce") {
     auto ar = cast<AllReduceOp>(target);
     auto copy = CopyOp::create(bld, loc, ar.getInput());
@@ -411,6 +438,17 @@ void InjectBugPass::runOnOperation() {
     auto ar = cast<AllReduceOp>(target);
     ar.setKind(ReduceKind::avg);
     tag(ar);
+  } else if (b == "sp-moe-output-not-reduced") {
+    // Each rank keeps its own chunk of its partial sum.
+    auto rs = cast<ReduceScatterOp>(target);
+    auto chunk = ChunkOp::create(bld, loc, rs.getType(), rs.getInput(),
+                                 rs.getDim(), IntegerAttr(), rs.getAxesAttr(),
+                                 rs.getRankGroupsAttr());
+    for (NamedAttribute a : rs->getDiscardableAttrs())
+      chunk->setAttr(a.getName(), a.getValue());
+    tag(chunk);
+    rs.getResult().replaceAllUsesWith(chunk.getResult());
+    rs->erase();
   } else if (b == "sharded-grad-wrong-factor") {
     auto rs = cast<ReduceScatterOp>(target);
     rs.setKind(ReduceKind::avg);

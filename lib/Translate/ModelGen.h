@@ -667,10 +667,11 @@ private:
   std::pair<Val, Val> ffnBackward(Prog &P, const Dims &d, const Vals &w,
                                   int64_t k, Vals &a, const Val &dfo);
   /// The sum of a tp-partial and a full (replicated over tp) tensor of
-  /// shape [rows, S, H], in the residual layout: full without sequence
-  /// parallelism, the rank's sequence chunk with it.
+  /// shape [rows, S, H], and of one already on this rank's sequence chunk,
+  /// in the residual layout: full without sequence parallelism, the rank's
+  /// sequence chunk with it.
   Val toResidual(Prog &P, const Dims &d, const Val *partial, const Val *full,
-                 StringRef hint);
+                 const Val *local, StringRef hint);
   /// The residual-layout tensor gathered to the full sequence.
   Val gatherSeq(Prog &P, const Dims &d, const Val &x, StringRef hint);
   void grad(Prog &P, const std::string &name, const Val &g, int64_t tpDim,

@@ -140,22 +140,21 @@ Vals Gen::layerWeights(Prog &P, int64_t k, const Dims &d) {
 }
 
 Val Gen::toResidual(Prog &P, const Dims &d, const Val *partial,
-                    const Val *full, StringRef hint) {
+                    const Val *full, const Val *local, StringRef hint) {
   std::optional<Val> r;
+  auto add = [&](const Val &v) { r = r ? P.add(*r, v, hint) : v; };
   if (partial) {
     if (!d.tp)
-      r = *partial;
+      add(*partial);
     else if (d.sp)
-      r = P.reduceScatter(*partial, 1, p.tp, {"tp"}, hint);
+      add(P.reduceScatter(*partial, 1, p.tp, {"tp"}, hint));
     else
-      r = P.allReduce(*partial, {"tp"}, hint);
+      add(P.allReduce(*partial, {"tp"}, hint));
   }
-  if (full) {
-    Val f = *full;
-    if (d.sp)
-      f = P.chunk(f, 1, p.tp, {"tp"}, hint);
-    r = r ? P.add(*r, f, hint) : f;
-  }
+  if (full)
+    add(d.sp ? P.chunk(*full, 1, p.tp, {"tp"}, hint) : *full);
+  if (local)
+    add(*local);
   return *r;
 }
 
@@ -176,7 +175,7 @@ Vals Gen::layerForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
   Val xg = gatherSeq(P, d, a["xn"], "xn_full");
   a["xg"] = xg;
   attnForward(P, d, w, k, a, xg);
-  Val ao = toResidual(P, d, &a["ao_part"], nullptr, "attn_out");
+  Val ao = toResidual(P, d, &a["ao_part"], nullptr, nullptr, "attn_out");
   a["h"] = P.add(x, ao, "h");
   T(P, lname(k, "h"), a["h"], 0, RES_TP);
   a["hn"] = norm(P, a["h"], w.at("ffn_norm"), "hn");
@@ -185,7 +184,9 @@ Vals Gen::layerForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
   a["hg"] = hg;
   ffnForward(P, d, w, k, a, hg);
   Val mo = toResidual(P, d, a.count("fo_part") ? &a["fo_part"] : nullptr,
-                      a.count("fo_full") ? &a["fo_full"] : nullptr, "ffn_out");
+                      a.count("fo_full") ? &a["fo_full"] : nullptr,
+                      a.count("fo_local") ? &a["fo_local"] : nullptr,
+                      "ffn_out");
   a["out"] = P.add(a["h"], mo, "out");
   T(P, lname(k, "out"), a["out"], 0, RES_TP);
   return a;
@@ -306,17 +307,32 @@ void Gen::ffnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
   // Mixture of experts: top-k routing of every token, the routed experts
   // batched along dimension 0, with expert parallelism an all-to-all to the
   // ranks holding them and back; the shared experts as a dense SwiGLU.
-  int64_t R = d.rows, Tn = R * S;
-  a["hf"] = P.reshape(hg, {Tn, m.H}, "moe_in");
+  //
+  // Under sequence parallelism (Megatron-LM, which requires it for MoE with
+  // tp > 1) the router runs on this rank's sequence chunk, its weight
+  // sequence-parallel (the gradient all-reduced over tp); the dispatcher
+  // all-gathers the tp group's tokens for the tensor-parallel experts and
+  // reduce-scatters their output back to the chunks. The flattened tokens
+  // of a chunk are not one block of the spec's, so the routing tensors get
+  // no lineage there.
+  bool local = inPlan && d.sp;
+  int64_t R = d.rows, Tn = R * (local ? d.seqLocal : S);
+  a["hf"] = P.reshape(local ? a["hn"] : hg, {Tn, m.H}, "moe_in");
+  auto tag = [&](StringRef n, const Val &v, int64_t batchDim) {
+    if (!local)
+      T(P, lname(k, n), v, batchDim, -1);
+  };
   a["logits"] = P.linear(a["hf"], w.at("gate"), "router_logits");
-  T(P, lname(k, "router_logits"), a["logits"], 0, -1);
+  tag("router_logits", a["logits"], 0);
   a["gates"] = P.topk(a["logits"], m.topK, "gates");
-  T(P, lname(k, "gates"), a["gates"], 0, -1);
+  tag("gates", a["gates"], 0);
   Val disp = P.dispatch(a["hf"], a["gates"], "dispatched");
-  T(P, lname(k, "dispatched"), disp, 1, -1);
+  tag("dispatched", disp, 1);
   Val xe = disp;
   if (p.ep > 1 && inPlan)
     xe = P.allToAll(disp, 0, 1, p.ep, {"ep"}, "expert_in");
+  if (local)
+    xe = P.allGather(xe, 1, p.tp, {"tp"}, "expert_in_tp");
   a["xe"] = xe;
   a["ea"] = P.matmul(xe, w.at("experts.w1"), false, true, "expert_a");
   a["eb"] = P.matmul(xe, w.at("experts.w3"), false, true, "expert_b");
@@ -325,13 +341,17 @@ void Gen::ffnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
   Val y = P.matmul(a["eg"], w.at("experts.w2"), false, true,
                    d.tp ? "expert_out_part" : "expert_out");
   if (d.tp)
-    y = P.allReduce(y, {"tp"}, "expert_out");
+    y = local ? P.reduceScatter(y, 1, p.tp, {"tp"}, "expert_out")
+              : P.allReduce(y, {"tp"}, "expert_out");
   if (p.ep > 1 && inPlan)
     y = P.allToAll(y, 1, 0, p.ep, {"ep"}, "expert_out_back");
   a["ey"] = y;
-  T(P, lname(k, "expert_out"), y, 1, -1);
+  tag("expert_out", y, 1);
   Val r = P.combine(y, a["gates"], "routed");
-  a["fo_full"] = P.reshape(r, {R, S, m.H}, "routed");
+  if (local)
+    a["fo_local"] = P.reshape(r, {R, d.seqLocal, m.H}, "routed");
+  else
+    a["fo_full"] = P.reshape(r, {R, S, m.H}, "routed");
   if (m.nShared)
     a["fo_part"] = swiglu("shared_", w.at("shared.w1"), w.at("shared.w3"),
                           w.at("shared.w2"));
@@ -347,9 +367,18 @@ Val Gen::layerBackward(Prog &P, const Dims &d, const Vals &w, int64_t k,
   auto block = [&](const Val &dIn, StringRef gatherHint, auto backwardFn,
                    StringRef dnName, StringRef normIn, StringRef normW,
                    StringRef hx, StringRef hw, StringRef outName) {
+    a["d_in_local"] = dIn;
     auto [part, full] = backwardFn(gatherSeq(P, d, dIn, gatherHint));
+    // The routed experts under sequence parallelism give their input's
+    // gradient on this rank's sequence chunk already.
+    std::optional<Val> local;
+    if (auto it = a.find("d_moe_in_local"); it != a.end()) {
+      local = it->second;
+      a.erase(it);
+    }
     Val dn = toResidual(P, d, part.n.empty() ? nullptr : &part,
-                        full.n.empty() ? nullptr : &full, dnName);
+                        full.n.empty() ? nullptr : &full,
+                        local ? &*local : nullptr, dnName);
     T(P, lname(k, dnName), dn, 0, RES_TP);
     auto [dxn, dwn] =
         P.rmsnormGrad(a[normIn.str()], w.at(normW.str()), dn, m.eps, hx, hw);
@@ -393,15 +422,23 @@ std::pair<Val, Val> Gen::ffnBackward(Prog &P, const Dims &d, const Vals &w,
   };
   if (!isMoE(k))
     return {swiglu("", ""), Val{}};
-  int64_t R = d.rows, Tn = R * S;
-  Val dr = P.reshape(dfo, {Tn, m.H}, "d_routed");
+  // Under sequence parallelism: on this rank's sequence chunk (ffnForward).
+  bool local = inPlan && d.sp;
+  auto tag = [&](StringRef n, const Val &v, int64_t batchDim) {
+    if (!local)
+      T(P, lname(k, n), v, batchDim, -1);
+  };
+  int64_t R = d.rows, Tn = R * (local ? d.seqLocal : S);
+  Val dr = P.reshape(local ? a["d_in_local"] : dfo, {Tn, m.H}, "d_routed");
   auto [dy, dgates] =
       P.combineGrad(a["ey"], a["gates"], dr, "d_expert_out", "d_gates");
-  T(P, lname(k, "d_expert_out"), dy, 1, -1);
-  T(P, lname(k, "d_gates"), dgates, 0, -1);
+  tag("d_expert_out", dy, 1);
+  tag("d_gates", dgates, 0);
   Val dyl = dy;
   if (p.ep > 1 && inPlan)
     dyl = P.allToAll(dy, 0, 1, p.ep, {"ep"}, "d_expert_out_local");
+  if (local)
+    dyl = P.allGather(dyl, 1, p.tp, {"tp"}, "d_expert_out_tp");
   // y = g @ w2^T, g = silu(a) * b, a = x @ w1^T, b = x @ w3^T, batched.
   Val dg = P.matmul(dyl, w.at("experts.w2"), false, false, "d_expert_g");
   Val dw2 = P.matmul(dyl, a["eg"], true, false, "d_experts_w2");
@@ -417,17 +454,25 @@ std::pair<Val, Val> Gen::ffnBackward(Prog &P, const Dims &d, const Vals &w,
   grad(P, lname(k, "experts.w3"), dw3, 1, false, 0);
   Val dxe = P.add(dx1, dx3, d.tp ? "d_expert_in_part" : "d_expert_in");
   if (d.tp)
-    dxe = P.allReduce(dxe, {"tp"}, "d_expert_in");
+    dxe = local ? P.reduceScatter(dxe, 1, p.tp, {"tp"}, "d_expert_in")
+                : P.allReduce(dxe, {"tp"}, "d_expert_in");
   if (p.ep > 1 && inPlan)
     dxe = P.allToAll(dxe, 1, 0, p.ep, {"ep"}, "d_dispatched");
-  T(P, lname(k, "d_dispatched"), dxe, 1, -1);
+  tag("d_dispatched", dxe, 1);
   Val dhr = P.dispatchGrad(dxe, a["gates"], "d_moe_in_routed");
   Val dlog = P.topkGrad(a["logits"], dgates, m.topK, "d_router_logits");
-  T(P, lname(k, "d_router_logits"), dlog, 0, -1);
+  tag("d_router_logits", dlog, 0);
   auto [dhg, dwg] =
       P.linearGrad(a["hf"], w.at("gate"), dlog, "d_moe_in_gate", "d_gate");
-  grad(P, lname(k, "gate"), dwg, -1);
-  Val full = P.reshape(P.add(dhr, dhg, "d_moe_in"), {R, S, m.H}, "d_moe_in");
+  // The router weight is sequence-parallel: its gradient, from this rank's
+  // chunk, is all-reduced over tp at the end of the step.
+  grad(P, lname(k, "gate"), dwg, -1, /*seqPartial=*/local);
+  Val full = P.reshape(P.add(dhr, dhg, "d_moe_in"),
+                       {R, local ? d.seqLocal : S, m.H}, "d_moe_in");
+  if (local) {
+    a["d_moe_in_local"] = full;
+    full = Val{};
+  }
   Val part;
   if (m.nShared)
     part = swiglu("shared_", "shared.");
@@ -573,7 +618,7 @@ Val Gen::embedForward(Prog &P, const Dims &d, const Val &tokens,
   P.comment("embedding" +
             (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
   Val e = P.embedding(tokens, emb, d.tp, d.tp ? "embed_part" : "embed");
-  e = toResidual(P, d, &e, nullptr, "embed");
+  e = toResidual(P, d, &e, nullptr, nullptr, "embed");
   T(P, "embed", e, 0, RES_TP);
   return e;
 }
@@ -661,7 +706,7 @@ Val Gen::headBackward(Prog &P, const Dims &d, const Val &normW,
                                   d.tp ? "d_final_xn_part" : "d_final_xn",
                                   "d_output");
   grad(P, m.tied ? "tok_embeddings" : "output", dout, 0);
-  dfn = toResidual(P, d, &dfn, nullptr, "d_final_xn");
+  dfn = toResidual(P, d, &dfn, nullptr, nullptr, "d_final_xn");
   T(P, "final.d_xn", dfn, 0, RES_TP);
   auto [dx, dn] =
       P.rmsnormGrad(h["x"], normW, dfn, m.eps, "d_final_x", "d_norm");

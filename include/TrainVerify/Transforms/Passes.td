@@ -241,7 +241,12 @@ def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
     exp_avg and exp_avg_sq in each other's place), sharded-grad-wrong-factor
     (the gradient reduce-scatter of ZeRO-2/3 or FSDP averages where the
     backward already divided by dp), sharded-grad-wrong-group (that
-    reduce-scatter runs over another mesh axis of the same size).
+    reduce-scatter runs over another mesh axis of the same size),
+    sp-missing-router-grad-reduce (with sequence parallelism, the tp
+    all-reduce of an MoE router weight's gradient becomes a copy),
+    sp-moe-output-not-reduced (with sequence parallelism, the tp
+    reduce-scatter of the tensor-parallel experts' output, or of their
+    input's gradient, becomes a chunk of the rank's partial sum).
     `rank` chooses the rank (default: the first rank that has a candidate
     op); `layer` restricts candidates to the ops of one decoder layer (an op
     belongs to the layer named by the first `lK.` tag or output after it);
