@@ -37,6 +37,12 @@ RankProgramOp splitOut(RankProgramOp prog, int64_t rank) {
   return copy;
 }
 
+/// Whether a collective's axes are exactly `axis`.
+bool onlyAxis(std::optional<ArrayAttr> axes, StringRef axis) {
+  return axes && axes->size() == 1 &&
+         cast<StringAttr>((*axes)[0]).getValue() == axis;
+}
+
 /// Whether `v` reaches, through collectives, chunks and copies only (the
 /// end-of-step gradient reductions and sharding), a tv.output whose name
 /// satisfies `pred`.
@@ -225,24 +231,18 @@ void InjectBugPass::runOnOperation() {
       return sc && (sc.getInput().getDefiningOp<InputOp>() ||
                     isGradReduction(sc.getResult()));
     };
-  } else if (b == "sp-missing-norm-grad-reduce") {
-    pred = [](Operation *op) {
+  } else if (b == "sp-missing-norm-grad-reduce" ||
+             b == "sp-missing-router-grad-reduce") {
+    // The tp all-reduce of a sequence-parallel weight's gradient: a norm's,
+    // or an MoE router's.
+    StringRef suffix =
+        b == "sp-missing-norm-grad-reduce" ? "norm.grad" : ".gate.grad";
+    pred = [suffix](Operation *op) {
       auto ar = dyn_cast<AllReduceOp>(op);
-      if (!ar || !ar.getAxes() || ar.getAxes()->size() != 1 ||
-          cast<StringAttr>((*ar.getAxes())[0]).getValue() != "tp")
+      if (!ar || !onlyAxis(ar.getAxes(), "tp"))
         return false;
-      return reachesOutput(ar.getResult(), [](StringRef n) {
-        return n.ends_with("norm.grad");
-      });
-    };
-  } else if (b == "sp-missing-router-grad-reduce") {
-    pred = [](Operation *op) {
-      auto ar = dyn_cast<AllReduceOp>(op);
-      if (!ar || !ar.getAxes() || ar.getAxes()->size() != 1 ||
-          cast<StringAttr>((*ar.getAxes())[0]).getValue() != "tp")
-        return false;
-      return reachesOutput(ar.getResult(), [](StringRef n) {
-        return n.ends_with(".gate.grad");
+      return reachesOutput(ar.getResult(), [suffix](StringRef n) {
+        return n.ends_with(suffix);
       });
     };
   } else if (b == "sp-moe-output-not-reduced") {
@@ -250,8 +250,7 @@ void InjectBugPass::runOnOperation() {
     // tensor-parallel experts' output (or of their input's gradient).
     pred = [](Operation *op) {
       auto rs = dyn_cast<ReduceScatterOp>(op);
-      if (!rs || !rs.getAxes() || rs.getAxes()->size() != 1 ||
-          cast<StringAttr>((*rs.getAxes())[0]).getValue() != "tp")
+      if (!rs || !onlyAxis(rs.getAxes(), "tp"))
         return false;
       // The experts' batch: [experts, tokens, hidden], scattered on tokens.
       return cast<RankedTensorType>(rs.getType()).getRank() == 3 &&
