@@ -232,17 +232,19 @@ void InjectBugPass::runOnOperation() {
                     isGradReduction(sc.getResult()));
     };
   } else if (b == "sp-missing-norm-grad-reduce" ||
-             b == "sp-missing-router-grad-reduce") {
+             b == "sp-missing-weight-grad-reduce") {
     // The tp all-reduce of a sequence-parallel weight's gradient: a norm's,
-    // or an MoE router's.
-    StringRef suffix =
-        b == "sp-missing-norm-grad-reduce" ? "norm.grad" : ".gate.grad";
-    pred = [suffix](Operation *op) {
+    // or a linear weight's (an MoE router, MLA's down-projections).
+    bool norms = b == "sp-missing-norm-grad-reduce";
+    pred = [norms](Operation *op) {
       auto ar = dyn_cast<AllReduceOp>(op);
       if (!ar || !onlyAxis(ar.getAxes(), "tp"))
         return false;
-      return reachesOutput(ar.getResult(), [suffix](StringRef n) {
-        return n.ends_with(suffix);
+      return reachesOutput(ar.getResult(), [norms](StringRef n) {
+        if (norms)
+          return n.ends_with("norm.grad");
+        return n.ends_with(".gate.grad") || n.ends_with(".q_a_proj.grad") ||
+               n.ends_with(".kv_a_proj_with_mqa.grad");
       });
     };
   } else if (b == "sp-moe-output-not-reduced") {
@@ -351,7 +353,7 @@ void InjectBugPass::runOnOperation() {
         "tied-embedding-unsynced", "vocab-ce-missing-allreduce",
         "double-grad-average", "adam-moments-swapped",
         "sharded-grad-wrong-factor", "sharded-grad-wrong-group",
-        "sp-missing-router-grad-reduce", "sp-moe-output-not-reduced"};
+        "sp-missing-weight-grad-reduce", "sp-moe-output-not-reduced"};
     InFlightDiagnostic d = module.emitError()
                            << "unknown bug class '" << b << "'; the classes are ";
     llvm::interleaveComma(classes, d);
@@ -424,7 +426,7 @@ void InjectBugPass::runOnOperation() {
 
   if (b == "missing-allreduce" || b == "missing-bw-reduce" ||
       b == "sp-missing-norm-grad-reduce" ||
-      b == "sp-missing-router-grad-reduce" ||
+      b == "sp-missing-weight-grad-reduce" ||
       b == "vocab-ce-missing-allreduce") {
     auto ar = cast<AllReduceOp>(target);
     auto copy = CopyOp::create(bld, loc, ar.getInput());

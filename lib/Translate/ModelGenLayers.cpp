@@ -172,7 +172,10 @@ Vals Gen::layerForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
             (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
   a["xn"] = norm(P, x, w.at("attention_norm"), "xn");
   T(P, lname(k, "xn"), a["xn"], 0, RES_TP);
-  Val xg = gatherSeq(P, d, a["xn"], "xn_full");
+  // MLA with a query compression under sp reads only the chunk.
+  Val xg = m.deepseek && m.qLora && inPlan && d.sp
+               ? a["xn"]
+               : gatherSeq(P, d, a["xn"], "xn_full");
   a["xg"] = xg;
   attnForward(P, d, w, k, a, xg);
   Val ao = toResidual(P, d, &a["ao_part"], nullptr, nullptr, "attn_out");
@@ -232,11 +235,22 @@ void Gen::attnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
     a["vRep"] = repeat(a["v"], "v_rep");
   } else {
     // MLA. Queries: [R, S, nh * (nope + rope)]; the rope part is rotated.
+    // Under sequence parallelism the down-projections and their norms run
+    // on this rank's sequence chunk (their weights sequence-parallel) and
+    // the compressed latents are all-gathered for the column-parallel
+    // up-projections, as Megatron-Core's MLA does.
+    bool local = inPlan && d.sp;
+    const Val &xl = local ? a["xn"] : xg;
+    auto gatherLatent = [&](const Val &v, StringRef hint) {
+      return local ? P.allGather(v, 1, p.tp, {"tp"}, hint) : v;
+    };
     int64_t dq = m.dNope + m.dRope;
     Val q;
     if (m.qLora) {
-      a["cq"] = P.linear(xg, w.at("q_a_proj"), "q_a");
-      a["cqn"] = norm(P, a["cq"], w.at("q_a_layernorm"), "q_a_norm");
+      a["cq"] = P.linear(xl, w.at("q_a_proj"), "q_a");
+      a["cqn"] = gatherLatent(norm(P, a["cq"], w.at("q_a_layernorm"),
+                                   "q_a_norm"),
+                              "q_a_norm_full");
       T(P, lname(k, "q_a"), a["cqn"], 0, -1);
       q = P.linear(a["cqn"], w.at("q_b_proj"), "q");
     } else {
@@ -250,14 +264,19 @@ void Gen::attnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
     a["q"] = P.concat(qNope, qRot, 3, "q_full");
     T(P, lname(k, "q"), a["q"], 0, 1);
     // Joint key/value compression and the shared rotary key.
-    a["ckv"] = P.linear(xg, w.at("kv_a_proj_with_mqa"), "kv_a");
-    a["c"] = P.slice(a["ckv"], {0, 0, 0}, {R, S, m.kvLora}, "kv_c");
-    Val kPe = P.slice(a["ckv"], {0, 0, m.kvLora}, {R, S, m.dRope}, "k_pe");
+    int64_t Sl = local ? d.seqLocal : S;
+    a["ckv"] = P.linear(xl, w.at("kv_a_proj_with_mqa"), "kv_a");
+    a["c"] = P.slice(a["ckv"], {0, 0, 0}, {R, Sl, m.kvLora}, "kv_c");
+    Val kPe = gatherLatent(
+        P.slice(a["ckv"], {0, 0, m.kvLora}, {R, Sl, m.dRope}, "k_pe"),
+        "k_pe_full");
     Val kPe4 = P.transpose(P.reshape(kPe, {R, S, 1, m.dRope}, "k_pe"),
                            {0, 2, 1, 3}, "k_pe");
     Val kRot = P.rotary(kPe4, cosV, sinV, "k_pe_rot");
     T(P, lname(k, "k_pe"), kRot, 0, -1);
-    a["cn"] = norm(P, a["c"], w.at("kv_a_layernorm"), "kv_a_norm");
+    a["cn"] = gatherLatent(norm(P, a["c"], w.at("kv_a_layernorm"),
+                                "kv_a_norm"),
+                           "kv_a_norm_full");
     T(P, lname(k, "kv_a"), a["cn"], 0, -1);
     Val kv = P.linear(a["cn"], w.at("kv_b_proj"), "kv");
     Val kv4 = P.transpose(
@@ -369,10 +388,11 @@ Val Gen::layerBackward(Prog &P, const Dims &d, const Vals &w, int64_t k,
                    StringRef hx, StringRef hw, StringRef outName) {
     a["d_in_local"] = dIn;
     auto [part, full] = backwardFn(gatherSeq(P, d, dIn, gatherHint));
-    // The routed experts under sequence parallelism give their input's
-    // gradient on this rank's sequence chunk already.
+    // Under sequence parallelism, the parts of the block that run on this
+    // rank's sequence chunk (MLA's down-projections, the routed experts)
+    // give their input's gradient there already.
     std::optional<Val> local;
-    if (auto it = a.find("d_moe_in_local"); it != a.end()) {
+    if (auto it = a.find("d_local"); it != a.end()) {
       local = it->second;
       a.erase(it);
     }
@@ -470,7 +490,7 @@ std::pair<Val, Val> Gen::ffnBackward(Prog &P, const Dims &d, const Vals &w,
   Val full = P.reshape(P.add(dhr, dhg, "d_moe_in"),
                        {R, local ? d.seqLocal : S, m.H}, "d_moe_in");
   if (local) {
-    a["d_moe_in_local"] = full;
+    a["d_local"] = full;
     full = Val{};
   }
   Val part;
@@ -565,15 +585,32 @@ std::pair<Val, Val> Gen::attnBackward(Prog &P, const Dims &d, const Vals &w,
   Val dkB = P.slice(dkRep, {0, 0, 0, m.dNope}, {R, d.nh, S, m.dRope},
                     "d_k_pe_heads");
   // The rotary key is shared by the heads: its gradient sums over them,
-  // over this rank's heads only under tp.
+  // over this rank's heads only under tp. Under sequence parallelism the
+  // down-projection's side is on this rank's chunk: the latents' gradients
+  // are reduce-scattered there instead of all-reduced.
+  bool local = inPlan && d.sp;
+  const Val &xl = local ? a["xn"] : xg;
   Val dkRot = P.reshape(P.sum(dkB, 1, "d_k_pe_rot"), {R, 1, S, m.dRope},
                         "d_k_pe_rot");
-  if (d.tp)
+  if (d.tp && !local)
     dkRot = P.allReduce(dkRot, {"tp"}, "d_k_pe_rot_sum");
-  T(P, lname(k, "d_k_pe"), dkRot, 0, -1);
+  if (!local)
+    T(P, lname(k, "d_k_pe"), dkRot, 0, -1);
   Val dkPe4 = P.rotary(dkRot, cosV, sinV, "d_k_pe", /*grad=*/true);
   Val dkPe = P.reshape(P.transpose(dkPe4, {0, 2, 1, 3}, "d_k_pe"),
                        {R, S, m.dRope}, "d_k_pe");
+  auto toChunk = [&](const Val &partial, StringRef name, StringRef hint) {
+    if (local) {
+      Val r = P.reduceScatter(partial, 1, p.tp, {"tp"}, hint);
+      T(P, lname(k, name), r, 0, RES_TP);
+      return r;
+    }
+    Val r = d.tp ? P.allReduce(partial, {"tp"}, hint) : partial;
+    T(P, lname(k, name), r, 0, -1);
+    return r;
+  };
+  if (local)
+    dkPe = P.reduceScatter(dkPe, 1, p.tp, {"tp"}, "d_k_pe_chunk");
   Val dkv4 = P.concat(dkNope, dvRep, 3, "d_kv");
   Val dkv = P.reshape(P.transpose(dkv4, {0, 2, 1, 3}, "d_kv_flat"),
                       {R, S, d.nh * (m.dNope + m.dV)}, "d_kv_flat");
@@ -581,35 +618,40 @@ std::pair<Val, Val> Gen::attnBackward(Prog &P, const Dims &d, const Vals &w,
                                    d.tp ? "d_kv_a_norm_part" : "d_kv_a_norm",
                                    "d_kv_b_proj");
   grad(P, lname(k, "kv_b_proj"), dwkvb, 0);
-  if (d.tp)
-    dcn = P.allReduce(dcn, {"tp"}, "d_kv_a_norm");
-  T(P, lname(k, "d_kv_a"), dcn, 0, -1);
+  dcn = toChunk(dcn, "d_kv_a", "d_kv_a_norm");
   auto [dc, dkvn] = P.rmsnormGrad(a["c"], w.at("kv_a_layernorm"), dcn, m.eps,
                                   "d_kv_c", "d_kv_a_layernorm");
-  grad(P, lname(k, "kv_a_layernorm"), dkvn, -1);
+  grad(P, lname(k, "kv_a_layernorm"), dkvn, -1, /*seqPartial=*/local);
   Val dckv = P.concat(dc, dkPe, 2, "d_kv_a");
-  auto [dxkv, dwkva] = P.linearGrad(xg, w.at("kv_a_proj_with_mqa"), dckv,
+  auto [dxkv, dwkva] = P.linearGrad(xl, w.at("kv_a_proj_with_mqa"), dckv,
                                     "d_xn_kv", "d_kv_a_proj_with_mqa");
-  grad(P, lname(k, "kv_a_proj_with_mqa"), dwkva, -1);
+  grad(P, lname(k, "kv_a_proj_with_mqa"), dwkva, -1, /*seqPartial=*/local);
   if (m.qLora) {
     auto [dcqn, dwqb] = P.linearGrad(a["cqn"], w.at("q_b_proj"), dqf,
                                      d.tp ? "d_q_a_norm_part" : "d_q_a_norm",
                                      "d_q_b_proj");
     grad(P, lname(k, "q_b_proj"), dwqb, 0);
-    if (d.tp)
-      dcqn = P.allReduce(dcqn, {"tp"}, "d_q_a_norm");
-    T(P, lname(k, "d_q_a"), dcqn, 0, -1);
+    dcqn = toChunk(dcqn, "d_q_a", "d_q_a_norm");
     auto [dcq, dqn] = P.rmsnormGrad(a["cq"], w.at("q_a_layernorm"), dcqn,
                                     m.eps, "d_q_a", "d_q_a_layernorm");
-    grad(P, lname(k, "q_a_layernorm"), dqn, -1);
+    grad(P, lname(k, "q_a_layernorm"), dqn, -1, /*seqPartial=*/local);
     auto [dxq, dwqa] =
-        P.linearGrad(xg, w.at("q_a_proj"), dcq, "d_xn_q", "d_q_a_proj");
-    grad(P, lname(k, "q_a_proj"), dwqa, -1);
-    return {Val{}, P.add(dxq, dxkv, "d_xn_full")};
+        P.linearGrad(xl, w.at("q_a_proj"), dcq, "d_xn_q", "d_q_a_proj");
+    grad(P, lname(k, "q_a_proj"), dwqa, -1, /*seqPartial=*/local);
+    Val dx = P.add(dxq, dxkv, "d_xn_full");
+    if (local) {
+      a["d_local"] = dx;
+      return {Val{}, Val{}};
+    }
+    return {Val{}, dx};
   }
   auto [dxq, dwq] = P.linearGrad(xg, w.at("q_proj"), dqf,
                                  d.tp ? "d_xn_q_part" : "d_xn_q", "d_q_proj");
   grad(P, lname(k, "q_proj"), dwq, 0);
+  if (local) {
+    a["d_local"] = dxkv;
+    return {dxq, Val{}};
+  }
   return {dxq, dxkv};
 }
 

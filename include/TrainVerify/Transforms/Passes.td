@@ -242,8 +242,9 @@ def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
     (the gradient reduce-scatter of ZeRO-2/3 or FSDP averages where the
     backward already divided by dp), sharded-grad-wrong-group (that
     reduce-scatter runs over another mesh axis of the same size),
-    sp-missing-router-grad-reduce (with sequence parallelism, the tp
-    all-reduce of an MoE router weight's gradient becomes a copy),
+    sp-missing-weight-grad-reduce (with sequence parallelism, the tp
+    all-reduce of the gradient of a linear weight applied to the sequence
+    chunk, an MoE router's or an MLA down-projection's, becomes a copy),
     sp-moe-output-not-reduced (with sequence parallelism, the tp
     reduce-scatter of the tensor-parallel experts' output, or of their
     input's gradient, becomes a chunk of the rank's partial sum).
