@@ -247,6 +247,17 @@ void InjectBugPass::runOnOperation() {
                n.ends_with(".kv_a_proj_with_mqa.grad");
       });
     };
+  } else if (b == "expert-grad-wrong-divide") {
+    // A per-rank-mean plan's expert gradient divided by its
+    // expert-data-parallel size (dp / ep), not by dp: ep times too large.
+    pred = [](Operation *op) {
+      auto sc = dyn_cast<ScaleOp>(op);
+      Operation *red = sc ? sc.getInput().getDefiningOp() : nullptr;
+      return red && isa<AllReduceOp, ReduceScatterOp>(red) &&
+             reachesOutput(sc.getResult(), [](StringRef n) {
+               return n.contains(".experts.") && n.ends_with(".grad");
+             });
+    };
   } else if (b == "sp-moe-output-not-reduced") {
     // Under sequence parallelism, the tp reduce-scatter of the
     // tensor-parallel experts' output (or of their input's gradient).
@@ -353,7 +364,8 @@ void InjectBugPass::runOnOperation() {
         "tied-embedding-unsynced", "vocab-ce-missing-allreduce",
         "double-grad-average", "adam-moments-swapped",
         "sharded-grad-wrong-factor", "sharded-grad-wrong-group",
-        "sp-missing-weight-grad-reduce", "sp-moe-output-not-reduced"};
+        "sp-missing-weight-grad-reduce", "sp-moe-output-not-reduced",
+        "expert-grad-wrong-divide"};
     InFlightDiagnostic d = module.emitError()
                            << "unknown bug class '" << b << "'; the classes are ";
     llvm::interleaveComma(classes, d);
@@ -439,6 +451,18 @@ void InjectBugPass::runOnOperation() {
     auto ar = cast<AllReduceOp>(target);
     ar.setKind(ReduceKind::avg);
     tag(ar);
+  } else if (b == "expert-grad-wrong-divide") {
+    auto sc = cast<ScaleOp>(target);
+    int64_t ep = 1;
+    if (int64_t i = mesh ? mesh.getAxisIndex("ep") : -1; i >= 0)
+      ep = mesh.getSizes()[i];
+    if (ep < 2) {
+      sc.emitError() << "expert-grad-wrong-divide needs an ep axis";
+      return signalPassFailure();
+    }
+    sc.setScalarAttr(
+        bld.getF64FloatAttr(sc.getScalar().convertToDouble() * ep));
+    tag(sc);
   } else if (b == "sp-moe-output-not-reduced") {
     // Each rank keeps its own chunk of its partial sum.
     auto rs = cast<ReduceScatterOp>(target);

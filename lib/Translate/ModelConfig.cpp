@@ -507,9 +507,6 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
         "--optimizer must be 'sgd' or 'adam', got '" + Twine(clOptimizer) +
             "'");
   pc.adam = clOptimizer == "adam";
-  check(!pc.perRankLoss || pc.ep == 1,
-        "--loss-scaling per-rank with expert parallelism is not modeled (the "
-        "expert gradients' averaging group differs from the dense one)");
   check(pc.zero >= 0 && pc.zero <= 3,
         "--zero must be 1, 2 or 3 (ZeRO stage), got " + Twine(pc.zero));
   check(mc.nh % pc.tp == 0, "tp=" + Twine(pc.tp) +

@@ -80,16 +80,23 @@ void Gen::endOfStep(Prog &P) {
     int64_t zDim = p.zero >= 1 ? zeroDim(b.shape, n) : -1;
     Rec gr{gn, gn, b.shape, -1, b.tpDim, curStage, -1};
     gr.epDim = b.epDim;
+    // Per-rank mean loss: a dense gradient is averaged over dp. An expert's
+    // is summed over its expert-data-parallel group (dp / ep ranks) and
+    // divided by the whole dp, as torchtitan sets its experts' gradient
+    // divide factor: it already holds the tokens of its ep group.
+    bool expertDivide = p.perRankLoss && isExpert && p.dp > 1;
+    bool average = p.perRankLoss && !expertDivide;
     if (p.zero >= 2 && zDim >= 0) {
       // ZeRO-2/3: each rank keeps only its shard of the reduced gradient.
-      g = P.reduceScatter(g, zDim, n, axes, gn, p.perRankLoss);
+      g = P.reduceScatter(g, zDim, n, axes, gn, average);
       gr.shape = g.s;
       gr.zDim = zDim;
       gr.zExpert = isExpert;
     } else if (n > 1) {
-      g = p.perRankLoss ? P.allReduceAvg(g, axes, gn)
-                        : P.allReduce(g, axes, gn);
+      g = average ? P.allReduceAvg(g, axes, gn) : P.allReduce(g, axes, gn);
     }
+    if (expertDivide)
+      g = P.scale(g, 1.0 / (double)p.dp, gn + "_divide");
     // Tied embeddings over pipeline stages: the first stage's table and the
     // last stage's copy sum their gradients over the embedding group (each
     // pair of ranks with the same data- and tensor-parallel coordinates),

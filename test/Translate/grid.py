@@ -6,7 +6,7 @@ usage: grid.py TV_TRANSLATE TV_OPT INPUTS_DIR WORK_DIR
 For llama3 and deepseek-v3 every (dp, tp, pp) in {1, 2, 4}^3 is generated
 and verified. The micro-batch count takes {1, 2, 4} in a Latin square over (tp, pp) and the extra
 options through none, --sp, --zero 1, --zero 2, --zero 3 (and for deepseek
-ep = dp),
+ep = dp, also with a per-rank mean loss),
 with Adam instead of SGD on some of them, so that each option meets every
 axis value. Qwen2 (QKV bias, tied
 embeddings), Mistral (sliding window) and Qwen3 (q/k norms, head_dim other
@@ -31,7 +31,7 @@ EXTRAS = {
               ["--zero", "2"], ["--zero", "3"]],
     "deepseek": [[], ["--sp"], ["--zero", "1"], ["--zero", "2"], ["ep"],
                  ["ep", "--sp", "--zero", "2", "--optimizer", "adam"],
-                 ["ep", "--zero", "3"]],
+                 ["ep", "--zero", "3"], ["ep", "--loss-scaling", "per-rank"]],
 }
 
 # The newer architectures also take DeepSpeed / torchtitan loss scaling.

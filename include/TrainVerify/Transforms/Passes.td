@@ -247,7 +247,9 @@ def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
     chunk, an MoE router's or an MLA down-projection's, becomes a copy),
     sp-moe-output-not-reduced (with sequence parallelism, the tp
     reduce-scatter of the tensor-parallel experts' output, or of their
-    input's gradient, becomes a chunk of the rank's partial sum).
+    input's gradient, becomes a chunk of the rank's partial sum),
+    expert-grad-wrong-divide (with a per-rank mean loss, an expert's
+    gradient is divided by its expert-data-parallel size instead of dp).
     `rank` chooses the rank (default: the first rank that has a candidate
     op); `layer` restricts candidates to the ops of one decoder layer (an op
     belongs to the layer named by the first `lK.` tag or output after it);
