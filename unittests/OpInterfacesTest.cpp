@@ -17,7 +17,7 @@ const char *kStructureOps[] = {
     "tv.mesh",        "tv.spec",    "tv.plan",        "tv.rank_program",
     "tv.input",       "tv.tag",     "tv.output",      "tv.accumulate",
     "tv.buffer_read", "tv.lineage", "tv.lineage_map", "tv.stage",
-    "tv.send",        "tv.recv"};
+    "tv.send",        "tv.recv",  "tv.source"};
 
 struct OpsFixture : ::testing::Test {
   MLIRContext ctx;

@@ -432,3 +432,23 @@ LogicalResult mlir::tv::verifyProgramAttrs(Operation *op) {
       return op->emitOpError() << "'src' must be a string";
   return success();
 }
+
+LogicalResult SourceOp::verifyRegions() {
+  unsigned meshes = 0, stages = 0;
+  for (Operation &op : getBody().front()) {
+    if (isa<MeshOp>(op))
+      ++meshes;
+    else if (isa<StageOp>(op))
+      ++stages;
+    else
+      return op.emitOpError() << "cannot appear in a tv.source";
+  }
+  if (meshes != 1 || stages != 1)
+    return emitOpError() << "must hold one tv.mesh and one tv.stage";
+  return success();
+}
+
+StageOp SourceOp::getStage() {
+  return *getBody().front().getOps<StageOp>().begin();
+}
+

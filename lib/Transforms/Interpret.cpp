@@ -40,22 +40,8 @@ void InterpretPass::runOnOperation() {
     FailureOr<std::vector<LineageEntry>> all = collectLineages(module);
     if (failed(all) || failed(checkLineages(module, *all)))
       return signalPassFailure();
-    llvm::StringSet<> inputs;
-    for (auto in : spec.getBody().front().getOps<InputOp>())
-      inputs.insert(in.getName());
-    SmallVector<Attribute> assumes, guarantees;
-    for (const LineageEntry &lin : *all)
-      (inputs.contains(lin.attr.getSpec().getValue()) ? assumes : guarantees)
-          .push_back(lin.attr);
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    temp = StageOp::create(b, module.getLoc(), "whole_program",
-                           b.getArrayAttr(assumes), b.getArrayAttr(guarantees),
-                           /*full_guarantees=*/ArrayAttr());
-    Block *body = new Block();
-    temp.getBody().push_back(body);
-    b.setInsertionPointToStart(body);
-    b.clone(*spec);
-    b.clone(*plan);
+    temp = buildWholeProgramStage(b, spec, plan, *all, module.getLoc());
     stages.push_back(temp);
   }
   size_t failures = 0, checked = 0, counts[3] = {0, 0, 0};
@@ -89,3 +75,28 @@ void InterpretPass::runOnOperation() {
   llvm::errs() << "\n";
   markAllAnalysesPreserved();
 }
+
+StageOp mlir::tv::buildWholeProgramStage(OpBuilder &b, SpecOp spec,
+                                         PlanOp plan,
+                                         ArrayRef<LineageEntry> lineages,
+                                         Location loc) {
+  llvm::StringSet<> inputs;
+  for (auto in : spec.getBody().front().getOps<InputOp>())
+    inputs.insert(in.getName());
+  SmallVector<Attribute> assumes, guarantees;
+  for (const LineageEntry &lin : lineages)
+    (inputs.contains(lin.attr.getSpec().getValue()) ? assumes : guarantees)
+        .push_back(lin.attr);
+  auto stage = StageOp::create(b, loc, "whole_program",
+                               b.getArrayAttr(assumes),
+                               b.getArrayAttr(guarantees),
+                               /*full_guarantees=*/ArrayAttr());
+  Block *body = new Block();
+  stage.getBody().push_back(body);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(body);
+  b.clone(*spec);
+  b.clone(*plan);
+  return stage;
+}
+

@@ -80,10 +80,15 @@ struct StageDraft {
 
 class Partitioner {
 public:
-  Partitioner(ModuleOp module) : module(module) {}
+  Partitioner(ModuleOp module, int64_t sourceElements)
+      : module(module), sourceElements(sourceElements) {}
   LogicalResult run();
 
 private:
+  /// Keeps the whole program in a tv.source when it is small enough.
+  void keepSource();
+  int64_t sourceElements;
+  std::vector<LineageEntry> allLineages;
   LogicalResult collect();
   LogicalResult draft(StringRef target, StageDraft &d);
   StageOp emit(StageDraft &d, unsigned index);
@@ -218,6 +223,7 @@ LogicalResult Partitioner::collect() {
   FailureOr<std::vector<LineageEntry>> all = collectLineages(module);
   if (failed(all) || failed(checkLineages(module, *all)))
     return failure();
+  allLineages = *all;
   specNames.build(spec.getBody().front());
   for (const LineageEntry &entry : *all) {
     LineageAttr attr = entry.attr;
@@ -692,18 +698,50 @@ LogicalResult Partitioner::run() {
   if (!module->hasAttr("tv.checks") && specHasCotangents(module))
     module->setAttr("tv.spec_backward", StringAttr::get(module.getContext(),
                                                         "trusted"));
+  keepSource();
   for (Operation &op : llvm::make_early_inc_range(*module.getBody()))
     if (isa<SpecOp, PlanOp, LineageOp, LineageMapOp>(op))
       op.erase();
   return success();
 }
 
+void Partitioner::keepSource() {
+  if (sourceElements <= 0)
+    return;
+  int64_t elements = 0;
+  auto count = [&](Operation *root, int64_t copies) {
+    root->walk([&](Operation *op) {
+      for (Type t : op->getResultTypes())
+        if (auto rt = dyn_cast<RankedTensorType>(t))
+          elements += rt.getNumElements() * copies;
+      return elements > sourceElements ? WalkResult::interrupt()
+                                       : WalkResult::advance();
+    });
+  };
+  count(spec, 1);
+  for (auto prog : plan.getBody().front().getOps<RankProgramOp>())
+    if (elements <= sourceElements)
+      count(prog, (int64_t)prog.getRanks().size());
+  if (elements > sourceElements)
+    return;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto source = SourceOp::create(b, module.getLoc());
+  Block *body = new Block();
+  source.getBody().push_back(body);
+  b.setInsertionPointToStart(body);
+  // The stage's plan names its mesh; the nearest symbol table is the
+  // source's.
+  b.clone(*plan.getMeshOp());
+  buildWholeProgramStage(b, spec, plan, allLineages, module.getLoc());
+}
+
 namespace {
 struct StagePartitionPass
     : public tv::impl::TVStagePartitionBase<StagePartitionPass> {
+  using TVStagePartitionBase::TVStagePartitionBase;
   void runOnOperation() override {
     PhaseTimer timer(getOperation(), "partition");
-    Partitioner p(getOperation());
+    Partitioner p(getOperation(), sourceElements);
     if (failed(p.run()))
       signalPassFailure();
   }

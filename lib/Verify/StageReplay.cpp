@@ -622,9 +622,11 @@ void mlir::tv::writeStageDot(StageOp stage, const StageResult &result,
   os << "}\n";
 }
 
-/// An exact input of `kind` for element `element`: ids and mask bits as
-/// for doubles, reals n/d with |n| <= 16 and 1 <= d <= 8 (positive under a
-/// root or a logarithm).
+/// An input of the exact interpreter for element `element`: ids and mask
+/// bits are integers in both readings; a real is a random residue modulo p
+/// in the exact reading (a random point of the field, for identity testing)
+/// and a random double from [-2, 2] ([1/4, 2] under a root or a logarithm)
+/// in the real one, as for --tv-interpret.
 static ExactValue drawExact(std::mt19937_64 &rng, int kind,
                             const llvm::StringMap<InputDomain> &domains,
                             StringRef element) {
@@ -636,10 +638,10 @@ static ExactValue drawExact(std::mt19937_64 &rng, int kind,
   if (kind == 1)
     return ed.cstFrac(
         (int64_t)(rng() % uint64_t(dom.idBound > 0 ? dom.idBound : 8)), 1);
-  int64_t den = 1 + (int64_t)(rng() % 8);
-  int64_t num = dom.positive ? 1 + (int64_t)(rng() % 16)
-                             : (int64_t)(rng() % 33) - 16;
-  return ed.cstFrac(num, den);
+  double real = dom.positive
+                    ? std::uniform_real_distribution<double>(0.25, 2.0)(rng)
+                    : std::uniform_real_distribution<double>(-2.0, 2.0)(rng);
+  return ExactDomain::make(rng() % ExactValue::P, real, true);
 }
 
 static std::string exactText(const ExactValue &v) { return fmt(v.d); }
@@ -662,10 +664,10 @@ static Agreement agreement(const ExactValue &a, const ExactValue &b) {
   return Agreement::None;
 }
 
-/// The replay of --tv-interpret=exact: random exact rational inputs, every
-/// lineage element compared exactly, by congruence or as reals (Agreement).
-static void exactReplay(StageOp stage, const PlanSchedule &schedule,
-                        std::mt19937_64 &rng, StageResult &result) {
+/// Runs `stage` in the exact interpreter on inputs from `rng`; an empty
+/// string on success, else why nothing was checked.
+static std::string runExact(StageOp stage, const PlanSchedule &schedule,
+                            std::mt19937_64 &rng, Outcome<ExactValue> &out) {
   ExactDomain ed;
   llvm::StringMap<InputDomain> domains = inputDomains(stage);
   Bindings<ExactDomain> b{ed,
@@ -673,20 +675,49 @@ static void exactReplay(StageOp stage, const PlanSchedule &schedule,
                             return drawExact(rng, kind, domains, name);
                           },
                           {}, {}, {}};
+  if (failed(runStage(ed, stage, schedule, b, out)))
+    return "exact run failed: " + out.error;
+  for (auto &[x, y] : b.extra)
+    if (agreement(x, y) == Agreement::None)
+      return "random inputs cannot satisfy the stage's assumptions; nothing "
+             "was checked";
+  return "";
+}
+
+FailureOr<std::set<std::string>>
+mlir::tv::failingGuarantees(StageOp stage, uint64_t seed, std::string &why) {
+  std::set<std::string> failing;
+  StageSchedule analysis(stage);
+  const PlanSchedule *schedule = analysis.get();
+  if (!schedule) {
+    why = analysis.error();
+    return failure();
+  }
+  std::mt19937_64 rng(seed);
+  Outcome<ExactValue> out;
+  why = runExact(stage, *schedule, rng, out);
+  if (!why.empty())
+    return failure();
+  for (auto [i, pair] : llvm::enumerate(out.pairs))
+    if (agreement(pair.first, pair.second) == Agreement::None)
+      failing.insert(cast<LineageAttr>(
+                         stage.getGuarantees()[out.checks[i].lineage])
+                         .getSpec()
+                         .str());
+  return failing;
+}
+
+/// The replay of --tv-interpret=exact: random exact rational inputs, every
+/// lineage element compared exactly, by congruence or as reals (Agreement).
+static void exactReplay(StageOp stage, const PlanSchedule &schedule,
+                        std::mt19937_64 &rng, StageResult &result) {
   Outcome<ExactValue> out;
   std::string where = "stage @" + stage.getSymName().str();
-  if (failed(runStage(ed, stage, schedule, b, out))) {
+  if (std::string why = runExact(stage, schedule, rng, out); !why.empty()) {
     result.outcome = StageResult::Error;
-    result.headline = where + ": exact run failed: " + out.error;
+    result.headline = where + ": " + why;
     return;
   }
-  for (auto &[x, y] : b.extra)
-    if (agreement(x, y) == Agreement::None) {
-      result.outcome = StageResult::Error;
-      result.headline = where + ": random inputs cannot satisfy the stage's "
-                                "assumptions; nothing was checked";
-      return;
-    }
   size_t counts[3] = {0, 0, 0};
   for (auto [i, pair] : llvm::enumerate(out.pairs)) {
     Agreement a = agreement(pair.first, pair.second);

@@ -582,3 +582,22 @@ tv.lineage #tv.lineage<"y"[0:4] = ["y":0] scaled 1/-2>
 
 // expected-error @+1 {{lineage scale 2/4 is not in lowest terms}}
 tv.lineage #tv.lineage<"y"[0:4] = ["y":0] scaled 2/4>
+
+//===----------------------------------------------------------------------===//
+// tv.source
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{'tv.source' op must hold one tv.mesh and one tv.stage}}
+tv.source {
+  tv.mesh @mesh axes ["tp"] sizes [1]
+}
+
+// -----
+
+tv.source {
+  tv.mesh @mesh axes ["tp"] sizes [1]
+  // expected-error @+1 {{'tv.lineage' op cannot appear in a tv.source}}
+  tv.lineage #tv.lineage<"y"[0:4] = ["y":0]>
+}

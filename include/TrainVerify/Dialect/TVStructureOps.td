@@ -205,4 +205,28 @@ def TV_StageOp : TV_Op<"stage", [Symbol, SingleBlock, NoTerminator,
   }];
 }
 
+def TV_SourceOp : TV_Op<"source", [SingleBlock, NoTerminator, SymbolTable]> {
+  let summary = "The whole program a partitioned module was cut from";
+  let description = [{
+    `--tv-stage-partition` keeps the whole program it cut, as one
+    `tv.stage @whole_program` (assuming the lineages of the spec's inputs
+    and guaranteeing every other lineage) beside a copy of its `tv.mesh`
+    inside a `tv.source`, when the
+    program holds at most `source-elements` tensor elements. Stage
+    verification is blind to what lies outside a stage: a stage takes its
+    assumed tensors as free values, and so can find a counterexample that
+    no run produces when those tensors are related through values outside
+    it. `--tv-verify` replays such a counterexample's lineage on the whole
+    program, from random program inputs, before it reports it, and removes
+    the `tv.source` (docs/decisions.md 68). No other pass reads it.
+  }];
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The whole-program stage it holds.
+    StageOp getStage();
+  }];
+}
+
 #endif // TV_STRUCTURE_OPS_TD

@@ -47,8 +47,15 @@ def TVStagePartition : Pass<"tv-stage-partition", "::mlir::ModuleOp"> {
     dataflow or a wrong pipeline peer is reported here, naming the target
     plan tensor, the spec tensor and the candidate sources) and that stages
     are well founded (no cycle). Replaces the spec, the plan and the lineage
-    ops by the stages.
+    ops by the stages; keeps the whole program in a `tv.source` when it
+    holds at most `source-elements` tensor elements (counted over every
+    rank), for `--tv-verify` to confirm counterexamples from program inputs.
   }];
+  let options = [
+    Option<"sourceElements", "source-elements", "int64_t", "4000000",
+           "Keep the whole program in a tv.source up to this many tensor "
+           "elements (0: never)">,
+  ];
 }
 
 def TVFoldSymmetry : Pass<"tv-fold-symmetry", "::mlir::tv::StageOp"> {

@@ -2,7 +2,9 @@
 #ifndef TRAINVERIFY_TRANSFORMS_UTILS_H
 #define TRAINVERIFY_TRANSFORMS_UTILS_H
 
+#include "TrainVerify/Dialect/Lineage.h"
 #include "TrainVerify/Dialect/TVOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -61,6 +63,13 @@ private:
 /// Reads a phase time recorded by PhaseTimer in `op`'s context (0 if
 /// absent).
 double phaseSeconds(Operation *op, llvm::StringRef phase);
+
+/// A stage over a whole program (its tv.spec and tv.plan cloned) built at
+/// `b`'s insertion point: it assumes the lineages of the spec's inputs and
+/// guarantees every other lineage. --tv-interpret runs it on a module that
+/// is not partitioned; --tv-stage-partition keeps it in a tv.source.
+StageOp buildWholeProgramStage(OpBuilder &b, SpecOp spec, PlanOp plan,
+                               ArrayRef<LineageEntry> lineages, Location loc);
 
 } // namespace mlir::tv
 

@@ -7,6 +7,7 @@
 #include "TrainVerify/Dialect/TVOps.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,16 @@ StageResult verifyStage(StageOp stage, const StageOptions &options,
 /// two sides are exact (docs/reliability.md) is compared for equality.
 StageResult interpretStage(StageOp stage, uint64_t seed, double tol,
                            bool exact = false);
+
+/// The spec tensors whose guarantees fail when `stage` runs in the exact
+/// interpreter on inputs drawn from `seed` (an element that disagrees
+/// exactly, or as reals beyond the tolerance); failure, with `why`, when
+/// the stage cannot run or its assumptions cannot be met. On a
+/// whole-program stage (in a tv.source) this is what a real run on random
+/// program inputs shows.
+FailureOr<std::set<std::string>> failingGuarantees(StageOp stage,
+                                                   uint64_t seed,
+                                                   std::string &why);
 
 } // namespace mlir::tv
 
