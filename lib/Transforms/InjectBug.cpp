@@ -37,6 +37,19 @@ RankProgramOp splitOut(RankProgramOp prog, int64_t rank) {
   return copy;
 }
 
+/// The next tv.recv after `recv` in its block on the same channel (peer,
+/// tag and type), or null.
+RecvOp nextSameChannel(RecvOp recv) {
+  for (Operation *op = recv->getNextNode(); op; op = op->getNextNode())
+    if (auto r = dyn_cast<RecvOp>(op))
+      if (r.getPeerAttr() == recv.getPeerAttr() &&
+          r.getPeerOffsetAttr() == recv.getPeerOffsetAttr() &&
+          r.getPeerAxisAttr() == recv.getPeerAxisAttr() &&
+          r.getTag() == recv.getTag() && r.getType() == recv.getType())
+        return r;
+  return {};
+}
+
 /// Whether a collective's axes are exactly `axis`.
 bool onlyAxis(std::optional<ArrayAttr> axes, StringRef axis) {
   return axes && axes->size() == 1 &&
@@ -184,6 +197,15 @@ void InjectBugPass::runOnOperation() {
   } else if (b == "wrong-pp-peer") {
     pred = [](Operation *op) { return isa<RecvOp>(op); };
     singleRank = true;
+  } else if (b == "pp-recv-swapped") {
+    // A received activation with a later one of the same channel: the two
+    // are consumed in each other's place (a message taken by the wrong
+    // micro-batch, or by the wrong virtual stage of an interleaved
+    // schedule).
+    pred = [](Operation *op) {
+      auto recv = dyn_cast<RecvOp>(op);
+      return recv && nextSameChannel(recv);
+    };
   } else if (b == "rank-add-const" || b == "multi-rank-add-const") {
     pred = [](Operation *op) { return isa<AddScalarOp, AddOp>(op); };
     singleRank = b == "rank-add-const";
@@ -365,7 +387,7 @@ void InjectBugPass::runOnOperation() {
         "double-grad-average", "adam-moments-swapped",
         "sharded-grad-wrong-factor", "sharded-grad-wrong-group",
         "sp-missing-weight-grad-reduce", "sp-moe-output-not-reduced",
-        "expert-grad-wrong-divide"};
+        "expert-grad-wrong-divide", "pp-recv-swapped"};
     InFlightDiagnostic d = module.emitError()
                            << "unknown bug class '" << b << "'; the classes are ";
     llvm::interleaveComma(classes, d);
@@ -541,6 +563,24 @@ void InjectBugPass::runOnOperation() {
     tag(ar);
     ag.getResult().replaceAllUsesWith(ar.getResult());
     ag->erase();
+  } else if (b == "pp-recv-swapped") {
+    auto recv = cast<RecvOp>(target);
+    RecvOp other = nextSameChannel(recv);
+    Value a = recv.getResult(), c = other.getResult();
+    // Swap the uses: a placeholder keeps the two sets apart.
+    SmallVector<OpOperand *> usesA, usesC;
+    for (OpOperand &u : a.getUses())
+      usesA.push_back(&u);
+    for (OpOperand &u : c.getUses())
+      usesC.push_back(&u);
+    for (OpOperand *u : usesA)
+      u->set(c);
+    for (OpOperand *u : usesC)
+      u->set(a);
+    tag(recv);
+    tag(other);
+    // A use of the later message now precedes it: move that recv up.
+    other->moveAfter(recv);
   } else if (b == "wrong-pp-peer") {
     auto recv = cast<RecvOp>(target);
     int64_t right = recv.getPeerOf(chosenRank);

@@ -78,6 +78,12 @@ static llvm::cl::opt<int64_t> clEp(
     llvm::cl::desc("--import-model-config: expert-parallel size (routed "
                    "experts sharded over ep ranks carved from dp)"),
     llvm::cl::init(0));
+static llvm::cl::opt<int64_t> clVpp(
+    "vpp",
+    llvm::cl::desc("--import-model-config: virtual pipeline stages per "
+                   "pipeline rank (Megatron-LM's interleaved 1F1B; 1: plain "
+                   "1F1B)"),
+    llvm::cl::init(1));
 static llvm::cl::opt<std::string> clOptimizer(
     "optimizer",
     llvm::cl::desc("--import-model-config: the optimizer step, 'sgd' (the "
@@ -431,7 +437,7 @@ LogicalResult refuseModelConfigOptions(Location loc, StringRef translation) {
        std::initializer_list<const llvm::cl::Option *>{
            &clParallel, &clLayers, &clSeq, &clMicroBatchSize, &clTracedNorm,
            &clSp, &clEp, &clZero, &clGatherLogits, &clLossScaling,
-           &clOptimizer})
+           &clOptimizer, &clVpp})
     if (o->getNumOccurrences())
       return emitError(loc) << "--" << o->ArgStr
                             << " applies to --import-model-config only, not "
@@ -562,6 +568,22 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
   check(clEp >= 0, "--ep must be positive");
   check(layers >= pc.pp, "pp=" + Twine(pc.pp) +
                              " exceeds the number of layers " + Twine(layers));
+  // Megatron-LM's interleaved schedule: its own requirements.
+  pc.vpp = clVpp;
+  check(pc.vpp >= 1 && pc.vpp <= 64,
+        "--vpp must be between 1 and 64, got " + Twine((int64_t)clVpp));
+  if (pc.vpp > 1) {
+    check(pc.pp > 1, "--vpp " + Twine(pc.vpp) +
+                         " needs pipeline parallelism (pp > 1)");
+    check(layers % (pc.pp * pc.vpp) == 0,
+          "--vpp " + Twine(pc.vpp) + ": " + Twine(layers) +
+              " layers do not split into pp x vpp = " +
+              Twine(pc.pp * pc.vpp) + " equal chunks");
+    check(pc.mb % pc.pp == 0,
+          "--vpp " + Twine(pc.vpp) + ": the interleaved schedule needs the "
+          "micro-batches (" + Twine(pc.mb) + ") to be a multiple of pp (" +
+          Twine(pc.pp) + ")");
+  }
   check(!pc.sp || seq % pc.tp == 0,
         "sequence parallelism: tp=" + Twine(pc.tp) +
             " does not divide the sequence length " + Twine(seq));

@@ -532,19 +532,23 @@ public:
                 "tv.sgd " + w.ref() + ", " + g.ref() + " lr " + flt(lr) +
                     attrs() + " : " + w.ty());
   }
-  void send(const Val &x, int64_t offset) {
-    line("tv.send " + x.ref() +
-         attrs({"peer_axis = \"pp\"",
-                "peer_offset = " + std::to_string(offset) + " : i64"}) +
-         " : " + x.ty());
+  /// A point-to-point message along pp; `tag` separates the channels of
+  /// one pair of ranks (0: written out never).
+  void send(const Val &x, int64_t offset, int64_t tag = 0) {
+    std::vector<std::string> items{
+        "peer_axis = \"pp\"",
+        "peer_offset = " + std::to_string(offset) + " : i64"};
+    if (tag)
+      items.push_back("tag = " + std::to_string(tag) + " : i64");
+    line("tv.send " + x.ref() + attrs(items) + " : " + x.ty());
   }
-  Val recv(const Shape &s, int64_t offset, StringRef hint) {
-    return emit(hint, s,
-                "tv.recv" +
-                    attrs({"peer_axis = \"pp\"",
-                           "peer_offset = " + std::to_string(offset) +
-                               " : i64"}) +
-                    " : " + tyOf(s));
+  Val recv(const Shape &s, int64_t offset, StringRef hint, int64_t tag = 0) {
+    std::vector<std::string> items{
+        "peer_axis = \"pp\"",
+        "peer_offset = " + std::to_string(offset) + " : i64"};
+    if (tag)
+      items.push_back("tag = " + std::to_string(tag) + " : i64");
+    return emit(hint, s, "tv.recv" + attrs(items) + " : " + tyOf(s));
   }
 
   std::string text() const { return head + body; }
@@ -602,6 +606,9 @@ struct ParCfg {
   /// the parameter under ZeRO as Megatron's distributed optimizer shards
   /// them) instead of SGD. With Adam the step is generated without ZeRO too.
   bool adam = false;
+  /// Interleaved 1F1B (Megatron's virtual pipeline): each pipeline rank
+  /// holds `vpp` non-contiguous chunks of layers (1: plain 1F1B).
+  int64_t vpp = 1;
 };
 
 /// One plan tensor that a lineage refers to, on every rank of one pipeline
@@ -743,6 +750,14 @@ private:
   }
   std::pair<int64_t, int64_t> layerRange(int64_t s) const {
     return {s * L / p.pp, (s + 1) * L / p.pp};
+  }
+  /// The layers of chunk `c` of pipeline rank `s`: virtual stage c * pp + s
+  /// of pp * vpp (chunk 0 of every rank first, then chunk 1, ...).
+  std::pair<int64_t, int64_t> chunkRange(int64_t s, int64_t c) const {
+    if (p.vpp == 1)
+      return layerRange(s);
+    int64_t vs = c * p.pp + s, n = p.pp * p.vpp;
+    return {vs * L / n, (vs + 1) * L / n};
   }
 
   ModelCfg m;

@@ -176,10 +176,6 @@ std::string Gen::stageProgram(int64_t s) {
          p.tp > 1,
          sp,
          sp ? S / p.tp : S};
-  // Plain variables, not a structured binding: the lambdas below capture
-  // them (C++17 forbids capturing bindings; clang enforces it).
-  int64_t k0, k1;
-  std::tie(k0, k1) = layerRange(s);
   bool first = s == 0, last = s == p.pp - 1;
   auto in = [&](const std::string &spec, const std::string &name, Shape sh,
                 int64_t batchDim, int64_t tpDim, int64_t mb,
@@ -200,8 +196,11 @@ std::string Gen::stageProgram(int64_t s) {
                      i, "i64");
   }
   std::map<int64_t, Vals> ws;
-  for (int64_t k = k0; k < k1; ++k)
-    ws[k] = layerWeights(P, k, d);
+  for (int64_t c = 0; c < p.vpp; ++c) {
+    auto [c0, c1] = chunkRange(s, c);
+    for (int64_t k = c0; k < c1; ++k)
+      ws[k] = layerWeights(P, k, d);
+  }
   if (last) {
     normW = weight(P, "norm", {m.H}, -1);
     // Tied: the first stage's table, or the last stage's copy of it.
@@ -219,35 +218,50 @@ std::string Gen::stageProgram(int64_t s) {
   std::map<int64_t, Vals> heads;
   std::vector<Val> losses;
   Shape resid{B, d.seqLocal, m.H};
-  auto forward = [&](int64_t i) {
+  // The previous and next virtual stages of chunk c: the neighbouring
+  // pipeline ranks, around the ring for the chunks of an interleaved
+  // schedule (the last rank's chunk c feeds the first rank's chunk c + 1).
+  const int64_t N = p.vpp;
+  const int64_t toNext = s == p.pp - 1 ? -(p.pp - 1) : 1;
+  const int64_t toPrev = s == 0 ? p.pp - 1 : -1;
+  // With several chunks the backward messages between two ranks share the
+  // pair with forward ones: a tag of their own keeps the channels apart.
+  const int64_t backTag = N > 1 ? 1 : 0;
+  auto forward = [&](int64_t i, int64_t c) {
+    int64_t c0, c1;
+    std::tie(c0, c1) = chunkRange(s, c);
+    bool firstVs = first && c == 0, lastVs = last && c == N - 1;
     P.mb = curMb = i;
     Val x;
-    if (first) {
+    if (firstVs) {
       x = embedForward(P, d, tokens[i], gathered(P, emb));
     } else {
-      x = P.recv(resid, -1, "x_recv");
-      std::string n = lname(k0 - 1, "out");
+      x = P.recv(resid, toPrev, "x_recv");
+      std::string n = lname(c0 - 1, "out");
       T(P, n, x, 0, RES_TP, n + ".recv");
     }
-    for (int64_t k = k0; k < k1; ++k) {
+    for (int64_t k = c0; k < c1; ++k) {
       acts[i][k] = layerForward(P, d, gathered(P, ws[k]), k, x);
       x = acts[i][k]["out"];
     }
-    if (last) {
+    if (lastVs) {
       heads[i] = headForward(P, d, gathered(P, normW), gathered(P, outW), x,
                              labels[i]);
       losses.push_back(heads[i]["loss"]);
     } else {
-      P.send(x, 1);
+      P.send(x, toNext);
     }
     P.mb = curMb = -1;
   };
-  auto backward = [&](int64_t i) {
+  auto backward = [&](int64_t i, int64_t c) {
+    int64_t c0, c1;
+    std::tie(c0, c1) = chunkRange(s, c);
+    bool firstVs = first && c == 0, lastVs = last && c == N - 1;
     P.mb = curMb = i;
     // Per-rank mean loss: this rank's gradients are dp times the spec's.
     tagScaleDen = p.perRankLoss ? p.dp : 1;
     Val dx;
-    if (last) {
+    if (lastVs) {
       Val seed = dloss;
       int64_t n = p.perRankLoss ? p.mb : p.dp * p.mb;
       if (n > 1)
@@ -255,31 +269,62 @@ std::string Gen::stageProgram(int64_t s) {
       dx = headBackward(P, d, gathered(P, normW), gathered(P, outW),
                         heads[i], seed);
     } else {
-      dx = P.recv(resid, 1, "dout_recv");
-      std::string n = lname(k1, "d_x");
+      dx = P.recv(resid, toNext, "dout_recv", backTag);
+      std::string n = lname(c1, "d_x");
       T(P, n, dx, 0, RES_TP, n + ".recv");
     }
     // ZeRO-3 / FSDP gathers the parameters again for the backward.
-    for (int64_t k = k1 - 1; k >= k0; --k)
+    for (int64_t k = c1 - 1; k >= c0; --k)
       dx = layerBackward(P, d, gathered(P, ws[k]), k, acts[i][k], dx);
-    if (first)
+    if (firstVs)
       embedBackward(P, d, tokens[i], dx);
     else
-      P.send(dx, -1);
+      P.send(dx, toPrev, backTag);
     P.mb = curMb = -1;
     tagScaleDen = 1;
   };
-  // 1F1B: pp - s - 1 warm-up forwards, then one forward and one backward
-  // alternately, then the remaining backwards.
-  int64_t warm = std::min(p.pp - s - 1, p.mb);
-  for (int64_t i = 0; i < warm; ++i)
-    forward(i);
-  for (int64_t i = 0; i < p.mb - warm; ++i) {
-    forward(warm + i);
-    backward(i);
+  if (N == 1) {
+    // 1F1B: pp - s - 1 warm-up forwards, then one forward and one backward
+    // alternately, then the remaining backwards.
+    int64_t warm = std::min(p.pp - s - 1, p.mb);
+    for (int64_t i = 0; i < warm; ++i)
+      forward(i, 0);
+    for (int64_t i = 0; i < p.mb - warm; ++i) {
+      forward(warm + i, 0);
+      backward(i, 0);
+    }
+    for (int64_t i = p.mb - warm; i < p.mb; ++i)
+      backward(i, 0);
+  } else {
+    // Megatron's interleaved 1F1B: forwards go through the chunks in groups
+    // of pp micro-batches (chunk 0 of micro-batches 0..pp-1, then chunk 1
+    // of the same, ...), backwards through the chunks in reverse; (pp - s -
+    // 1) * 2 + (vpp - 1) * pp warm-up forwards, then one forward and one
+    // backward alternately, then the remaining backwards.
+    auto nth = [&](int64_t k, bool back) {
+      int64_t group = k / (p.pp * N), in = k % (p.pp * N);
+      int64_t c = in / p.pp;
+      return std::make_pair(group * p.pp + in % p.pp, back ? N - 1 - c : c);
+    };
+    int64_t total = p.mb * N;
+    int64_t warm = std::min(total, (p.pp - s - 1) * 2 + (N - 1) * p.pp);
+    auto fwd = [&](int64_t k) {
+      auto [i, c] = nth(k, false);
+      forward(i, c);
+    };
+    auto bwd = [&](int64_t k) {
+      auto [i, c] = nth(k, true);
+      backward(i, c);
+    };
+    for (int64_t k = 0; k < warm; ++k)
+      fwd(k);
+    for (int64_t k = 0; k < total - warm; ++k) {
+      fwd(warm + k);
+      bwd(k);
+    }
+    for (int64_t k = total - warm; k < total; ++k)
+      bwd(k);
   }
-  for (int64_t i = p.mb - warm; i < p.mb; ++i)
-    backward(i);
 
   P.comment("end of step: loss, data-parallel reduction of the gradients" +
             std::string(p.zero ? ", sharded optimizer step (ZeRO-" +
@@ -311,8 +356,13 @@ std::string Gen::stageProgram(int64_t s) {
   for (int64_t dd = 0; dd < p.dp; ++dd)
     for (int64_t t = 0; t < p.tp; ++t)
       ranks += (ranks.empty() ? "" : ", ") + std::to_string(rankOf(dd, s, t));
-  return "  // pipeline stage " + std::to_string(s) + ": layers " +
-         std::to_string(k0) + ".." + std::to_string(k1 - 1) +
+  std::string layers;
+  for (int64_t c = 0; c < p.vpp; ++c) {
+    auto [c0, c1] = chunkRange(s, c);
+    layers += (c ? ", " : "") + std::to_string(c0) + ".." +
+              std::to_string(c1 - 1);
+  }
+  return "  // pipeline stage " + std::to_string(s) + ": layers " + layers +
          (first ? ", embedding" : "") + (last ? ", final norm, head, loss" : "") +
          "\n  tv.rank_program [" + ranks + "] {\n" + P.text() + "  }\n";
 }
@@ -395,7 +445,9 @@ std::string Gen::run() {
          " tp=" + std::to_string(p.tp) + " pp=" + std::to_string(p.pp) +
          " mb=" + std::to_string(p.mb) + " ep=" + std::to_string(p.ep) +
          (p.sp ? " sp" : "") +
-         (p.zero ? " zero=" + std::to_string(p.zero) : "") + " (1F1B)\n";
+         (p.zero ? " zero=" + std::to_string(p.zero) : "") +
+         (p.vpp > 1 ? " (interleaved 1F1B, vpp=" + std::to_string(p.vpp) + ")\n"
+                    : " (1F1B)\n");
   out += meshText();
   out += spec();
   out += "tv.plan @plan mesh @mesh micro_batches " + std::to_string(p.mb) +

@@ -14,7 +14,8 @@ than hidden / heads, tied embeddings) take a third of those points each,
 every third in a different phase, so that together they cover the cube;
 they cycle through the extra options, --loss-scaling per-rank and Adam
 without ZeRO.
-Depth is max(2, pp) layers.
+Depth is max(2, pp) layers. Six more plans take the interleaved schedule
+(--vpp 2, four layers over two pipeline ranks).
 Any outcome but "proven" fails the test and names the configuration.
 """
 import concurrent.futures as cf
@@ -57,6 +58,18 @@ for phase, model in enumerate(("qwen2", "mistral", "qwen3")):
         extra = list(NEW_EXTRAS[(i // 3) % len(NEW_EXTRAS)])
         jobs.append((model, f"dp={dp} tp={tp} pp={pp} mb={mb}", extra,
                      max(2, pp)))
+
+# Interleaved 1F1B (Megatron's virtual pipeline, --vpp 2): two chunks of two
+# layers on each of two pipeline ranks, for every architecture, with the
+# options it combines with.
+for model, par, extra in (
+        ("llama", "dp=1 tp=1 pp=2 mb=2", []),
+        ("llama", "dp=2 tp=2 pp=2 mb=4", ["--sp"]),
+        ("qwen2", "dp=2 tp=1 pp=2 mb=2", ["--zero", "1"]),
+        ("mistral", "dp=1 tp=2 pp=2 mb=4", []),
+        ("qwen3", "dp=4 tp=1 pp=2 mb=2", ["--zero", "3"]),
+        ("deepseek", "dp=2 tp=2 pp=2 mb=2 ep=2", ["--sp"])):
+    jobs.append((model, par, extra + ["--vpp", "2"], 4))
 
 
 def run(job):

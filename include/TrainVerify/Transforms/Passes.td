@@ -256,7 +256,10 @@ def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
     reduce-scatter of the tensor-parallel experts' output, or of their
     input's gradient, becomes a chunk of the rank's partial sum),
     expert-grad-wrong-divide (with a per-rank mean loss, an expert's
-    gradient is divided by its expert-data-parallel size instead of dp).
+    gradient is divided by its expert-data-parallel size instead of dp),
+    pp-recv-swapped (two received activations of one channel are consumed
+    in each other's place: a message taken by the wrong micro-batch, or by
+    the wrong virtual stage of an interleaved schedule).
     `rank` chooses the rank (default: the first rank that has a candidate
     op); `layer` restricts candidates to the ops of one decoder layer (an op
     belongs to the layer named by the first `lK.` tag or output after it);
