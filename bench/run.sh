@@ -16,30 +16,35 @@ machine="$(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -m)"
   echo
   echo "### bench/run.sh$([ $quick = 1 ] && echo ' --quick') ($(date -u +%Y-%m-%d), commit $(git -C "$root" rev-parse --short HEAD), $machine)"
   echo
-  echo "Each row: \`tv-translate --import-model-config MODEL --parallel P [--layers L]\` (generation excluded), then"
-  echo "\`/usr/bin/time -v tv-opt PLAN --tv-verify-pipeline=\"stats-file=...\"\`; times in seconds."
+  echo "Each row, the whole run: \`/usr/bin/time -v tv-translate --import-model-config MODEL --parallel P [--layers L]\` (generate),"
+  echo "then \`/usr/bin/time -v tv-opt PLAN --tv-stage-partition --tv-shape-reduce --tv-verify=\"stats-file=... drop-stages=true\"\`"
+  echo "(its phases, and its wall as verification); whole run = generate + verification; peak RSS of the larger process. Seconds."
   echo
-  echo "| plan | ranks | stages | memoized | folded | parse | canon. | partition | fold | shape | verify | total | peak RSS MB | result |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| plan | ranks | stages | memoized | folded | generate | parse | canon. | partition | fold | shape | verify | verification | whole run | peak RSS MB | result |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >> "$out"
 row() { # name model parallel layers [timeout] [extra generator args] [bug]
   local name="$1" model="$2" par="$3" layers="$4" limit="${5:-900}" gen="${6:-}" bug="${7:-}"
   local extra=(); [ -n "$layers" ] && extra=(--layers "$layers")
   # shellcheck disable=SC2206
   [ -n "$gen" ] && extra+=($gen)
-  if timeout "$limit" "$bin/tv-translate" --import-model-config "$root/examples/models/$model.json" \
+  if timeout "$limit" /usr/bin/time -v -o "$tmp/gen.time" "$bin/tv-translate" \
+       --import-model-config "$root/examples/models/$model.json" \
        --parallel "$par" "${extra[@]}" -o "$tmp/p.mlir" 2> "$tmp/gen.log"; then
+    local gen_s gen_rss
+    gen_s=$(awk -F': ' '/Elapsed \(wall clock\)/{n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; printf "%.2f", s}' "$tmp/gen.time")
+    gen_rss=$(awk -F': ' '/Maximum resident/{printf "%.0f", $2/1024}' "$tmp/gen.time")
     if [ -n "$bug" ]; then
       # The same plan with one bug on one rank of one layer: must be rejected.
       if ! "$bin/tv-opt" "$tmp/p.mlir" --tv-inject-bug="$bug" -o "$tmp/b.mlir" 2>> "$tmp/gen.log"; then
-        echo "| $name | - | - | - | - | - | - | - | - | - | - | - | - | bug injection failed: $(tail -1 "$tmp/gen.log") |" >> "$out"
+        echo "| $name | - | - | - | - | - | - | - | - | - | - | - | - | - | - | bug injection failed: $(tail -1 "$tmp/gen.log") |" >> "$out"
         return
       fi
       mv "$tmp/b.mlir" "$tmp/p.mlir"
     fi
-    "$root/bench/verify_one.sh" "$name" "$tmp/p.mlir" "$limit" >> "$out"
+    "$root/bench/verify_one.sh" "$name" "$tmp/p.mlir" "$limit" "$gen_s" "$gen_rss" >> "$out"
   else
-    echo "| $name | - | - | - | - | - | - | - | - | - | - | - | - | generation failed or timed out |" >> "$out"
+    echo "| $name | - | - | - | - | - | - | - | - | - | - | - | - | - | - | generation failed or timed out |" >> "$out"
   fi
 }
 "$root/bench/verify_one.sh" "demo (examples/dp2_pp2_tp2.mlir)" "$root/examples/dp2_pp2_tp2.mlir" >> "$out"
