@@ -295,6 +295,10 @@ LogicalResult Deriver::rule(Operation *op, std::string &why) {
                copyAttrs({"vocab_axis", "vocab_offset"})));
   } else if (isa<CrossEntropyOp>(op)) {
     to(0, make(loc, "tv.cross_entropy_grad", {in(0), in(1), g}, ty(0)));
+  } else if (isa<TargetLogitOp>(op)) {
+    // The logit at the label: the cotangent lands on that column.
+    to(0, make(loc, "tv.target_logit_grad", {in(1), g}, ty(0),
+               copyAttrs({"vocab_axis", "vocab_offset"})));
   } else if (isa<RotaryOp>(op)) {
     to(0, make(loc, "tv.rotary_grad", {g, in(1), in(2)}, ty(0)));
     partial.insert(op->getOperand(1));

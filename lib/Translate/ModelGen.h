@@ -366,7 +366,11 @@ public:
                   StringRef hint) {
     return emit(hint, {logits.s[0]},
                 "tv.target_logit " + logits.ref() + ", " + labels.ref() +
-                    attrs({"vocab_axis = \"" + axis.str() + "\""}) + " : " +
+                    attrs(axis.empty()
+                              ? std::vector<std::string>{}
+                              : std::vector<std::string>{
+                                    "vocab_axis = \"" + axis.str() + "\""}) +
+                    " : " +
                     logits.ty() + ", " + labels.ty() + " -> " +
                     tyOf({logits.s[0]}));
   }

@@ -686,25 +686,39 @@ Vals Gen::headForward(Prog &P, const Dims &d, const Val &normW,
   h["fg"] = gatherSeq(P, d, h["fn"], "final_xn_full");
   Val lg = P.linear(h["fg"], outW, d.tp ? "logits_part" : "logits");
   h["labels"] = P.reshape(labels, {R * S}, "labels_flat");
-  if (d.tp && !p.gatherLogits) {
-    // Megatron's vocabulary-parallel cross-entropy: the logits stay
-    // sharded over tp (decision 59).
+  // Megatron's vocabulary-parallel cross-entropy: the logits stay sharded
+  // over tp (decision 59). The spec of such a plan computes the same loss
+  // the same way on the whole vocabulary (what Megatron runs at tp = 1), so
+  // that each micro-batch's per-token loss has a lineage: the loss stage is
+  // then a mean of them, not every micro-batch's cross-entropy at once.
+  if (!p.gatherLogits && (d.tp || (!inPlan && p.tp > 1))) {
+    bool sharded = d.tp;
     Val lf = P.reshape(lg, {R * S, d.V}, "logits_flat");
-    T(P, "logits", lf, 0, 1);
+    T(P, "logits", lf, 0, sharded ? 1 : -1);
     h["logits"] = lf;
-    Val ml = P.maxKeep(lf, 1, "logits_max_local");
-    Val mx = P.allReduceMax(ml, {"tp"}, "logits_max");
-    Val xs = P.binary("sub", lf, P.broadcast(mx, lf.s, "logits_max_b"),
-                      "logits_shifted");
-    Val tl = P.targetLogit(xs, h["labels"], "tp", "predicted_local");
-    Val t = P.allReduce(tl, {"tp"}, "predicted_logits");
+    // The plan subtracts the row's max before exp, as Megatron does; the
+    // spec does not (the two are equal by the exp and log rules, decision
+    // 59), which keeps its backward derivable.
+    Val xs = lf;
+    if (sharded) {
+      Val mx = P.allReduceMax(P.maxKeep(lf, 1, "logits_max_local"), {"tp"},
+                              "logits_max");
+      xs = P.binary("sub", lf, P.broadcast(mx, lf.s, "logits_max_b"),
+                    "logits_shifted");
+    }
+    Val t = P.targetLogit(xs, h["labels"], sharded ? "tp" : "",
+                          sharded ? "predicted_local" : "predicted_logits");
+    if (sharded)
+      t = P.allReduce(t, {"tp"}, "predicted_logits");
     Val e = P.unary("exp", xs, "exp_logits");
-    Val sl = P.sum(e, 1, "sum_exp_local");
-    Val se = P.allReduce(sl, {"tp"}, "sum_exp_logits");
+    Val se = P.sum(e, 1, sharded ? "sum_exp_local" : "sum_exp_logits");
+    if (sharded)
+      se = P.allReduce(se, {"tp"}, "sum_exp_logits");
     h["exp"] = e;
     h["sum_exp"] = se;
     Val li = P.binary("sub", P.unary("log", se, "log_sum_exp"), t,
                       "token_loss");
+    T(P, "token_loss", li, 0, -1);
     h["loss"] = P.mean(li, 0, "loss");
     return h;
   }
