@@ -424,6 +424,13 @@ std::string Importer::signature(const json::Array &nodes, int64_t rank) {
   return sig;
 }
 
+/// Appends " (key: message)" for each error the reference front end wrote.
+static void quoteErrors(InFlightDiagnostic &d, const json::Object &errors) {
+  for (auto &[k, v] : errors)
+    if (auto s = v.getAsString())
+      d << " (" << k.str() << ": " << *s << ")";
+}
+
 OwningOpRef<ModuleOp> Importer::run() {
   DiagnosticEngine::HandlerID longLines = addLongLineDiagnostics(ctx, file, buffer);
   llvm::scope_exit unregister(
@@ -473,9 +480,7 @@ OwningOpRef<ModuleOp> Importer::run() {
     if (top.count("errors"))
       errs = parseSpan(top["errors"], "$.errors");
     if (const json::Object *eo = errs ? errs->getAsObject() : nullptr)
-      for (auto &[k, v] : *eo)
-        if (auto s = v.getAsString())
-          d << " (" << k.str() << ": " << *s << ")";
+      quoteErrors(d, *eo);
     d << "; the reference front end could not infer them, and tv does not "
          "verify a plan without lineages: refusing";
     return {};
@@ -494,9 +499,7 @@ OwningOpRef<ModuleOp> Importer::run() {
     if (!eo->empty()) {
       InFlightDiagnostic d = error("$.errors");
       d << "the reference front end reported errors";
-      for (auto &[k, v] : *eo)
-        if (auto str = v.getAsString())
-          d << " (" << k.str() << ": " << *str << ")";
+      quoteErrors(d, *eo);
       d << "; its lineages may be partial: refusing";
       return {};
     }

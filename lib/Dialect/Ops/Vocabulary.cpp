@@ -114,6 +114,19 @@ static std::optional<int64_t> vocabOffset(Op o, Evaluator<D> &ev,
   return offset;
 }
 
+/// The offset of the vocabulary shard of `rows` rows that ids look up; ids
+/// read against a whole (unsharded) vocabulary are recorded as lying in it.
+template <typename Op, typename D>
+static std::optional<int64_t>
+lookupOffset(Op o, Evaluator<D> &ev, const Tensor<typename D::V> &ids,
+             int64_t rows, std::string &err) {
+  std::optional<int64_t> off = vocabOffset(o, ev, rows, err);
+  if (off && !o.getVocabAxis() && !o.getVocabOffset())
+    for (const auto &id : ids.data)
+      ev.d.idInVocabulary(id, rows);
+  return off;
+}
+
 template <typename D>
 static EvalStatus evaluate(EmbeddingOp o, Evaluator<D> &ev) {
   using V = typename D::V;
@@ -124,13 +137,10 @@ static EvalStatus evaluate(EmbeddingOp o, Evaluator<D> &ev) {
   const T &ids = *in[0], &table = *in[1];
   int64_t rows = table.shape[0], h = table.shape[1];
   std::string err;
-  std::optional<int64_t> off = vocabOffset(o, ev, rows, err);
+  std::optional<int64_t> off = lookupOffset(o, ev, ids, rows, err);
   if (!off)
     return err;
   int64_t offset = *off;
-  if (!o.getVocabAxis() && !o.getVocabOffset())
-    for (V id : ids.data)
-      d.idInVocabulary(id, rows);
   T res = ev.make(ev.result());
   SmallVector<V> column(rows);
   for (int64_t j = 0; j < h; ++j) {
@@ -155,13 +165,10 @@ static EvalStatus evaluate(EmbeddingGradOp o, Evaluator<D> &ev) {
   Shape rs = ev.result();
   int64_t rows = rs[0], h = rs[1];
   std::string err;
-  std::optional<int64_t> off = vocabOffset(o, ev, rows, err);
+  std::optional<int64_t> off = lookupOffset(o, ev, ids, rows, err);
   if (!off)
     return err;
   int64_t offset = *off;
-  if (!o.getVocabAxis() && !o.getVocabOffset())
-    for (V id : ids.data)
-      d.idInVocabulary(id, rows);
   T res = ev.make(rs);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < h; ++j) {
