@@ -61,6 +61,7 @@ struct Recorder : ShapeConstraints {
   void fixDim(DimRef d) override { fixed.push_back({d.value, d.dim}); }
   void sliceStart(Operation *, unsigned, int64_t, DimRef) override {}
   void vocabOffset(Operation *, int64_t, Value) override {}
+  void position(Operation *, StringRef, int64_t, DimRef) override {}
   bool related(Value a, unsigned da, Value b, unsigned db) const {
     for (auto &[x, y] : equalities)
       if ((x == std::make_pair(a, da) && y == std::make_pair(b, db)) ||

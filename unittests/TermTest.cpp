@@ -163,3 +163,40 @@ TEST_F(TermFixture, ExpOfMaxSubtractedRowsNormalize) {
     EXPECT_NEAR(e.eval(c.log(c.exp(c.add(a, b)))), va + vb, 1e-12);
   }
 }
+
+// Masked entries (-inf: a padded vocabulary column, a causal mask) in a
+// max-subtracted softmax: exp(-inf - m) is 0 and -inf never wins a max, so
+// the masked row's softmax is the softmax of its real entries; the
+// evaluator (which computes with the real functions) agrees.
+TEST_F(TermFixture, MaskedEntriesLeaveSoftmax) {
+  TermId inf = c.negInf();
+  EXPECT_EQ(c.max({a, inf, b}), c.max({a, b}));
+  EXPECT_EQ(c.max({inf, a}), a);
+  EXPECT_EQ(c.max({inf, inf}), inf);
+  TermId m = c.max({a, b, inf});
+  EXPECT_EQ(c.exp(c.sub(inf, m)), c.zero());
+  EXPECT_EQ(c.exp(inf), c.zero());
+  // -inf twice is -inf; +inf, or -inf times a term, is not rewritten.
+  EXPECT_EQ(c.exp(c.add(inf, inf)), c.zero());
+  EXPECT_NE(c.exp(c.sub(a, inf)), c.zero());
+  EXPECT_NE(c.exp(c.mul(inf, a)), c.zero());
+  TermId sum = c.add(c.add(c.exp(c.sub(a, m)), c.exp(c.sub(b, m))),
+                     c.exp(c.sub(inf, m)));
+  TermId plain = c.add(c.exp(a), c.exp(b));
+  EXPECT_EQ(c.div(c.exp(c.sub(a, m)), sum), c.div(c.exp(a), plain));
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> dist(-3, 3);
+  for (int i = 0; i < 20; ++i) {
+    std::vector<double> v(c.numVars());
+    for (double &d : v)
+      d = dist(rng);
+    TermEvaluator e(c, v);
+    double va = v[0], vb = v[1];
+    double mx = std::max({va, vb, (double)-INFINITY});
+    double direct = std::exp(va - mx) / (std::exp(va - mx) +
+                                         std::exp(vb - mx) +
+                                         std::exp(-INFINITY - mx));
+    EXPECT_NEAR(e.eval(c.div(c.exp(c.sub(a, m)), sum)), direct, 1e-12);
+    EXPECT_NEAR(e.eval(m), mx, 0);
+  }
+}

@@ -404,6 +404,22 @@ TermId TermContext::exp(TermId a) {
     return zeroId;
   if (a == zeroId)
     return oneId;
+  // -inf plus finite terms (a masked logit minus its row's max) is -inf:
+  // exp of it is 0. Every other atom stands for a finite real.
+  {
+    int inf = 0;
+    bool other = false;
+    for (auto &[m, c] : polys[a])
+      for (auto &[at, e] : monos[m])
+        if (atoms[at].kind == AtomKind::NegInf) {
+          if (monos[m].size() == 1 && e == 1 && c.num > 0)
+            ++inf;
+          else
+            other = true;
+        }
+    if (inf == 1 && !other)
+      return zeroId;
+  }
   // Terms c * m with m a single max, or the log of a positive sum of exp
   // products, and c an integer leave the exp: exp(x + c*m) =
   // exp(x) * exp(m)^c, exp(c * log(S)) = S^c (S > 0). Running maxima of
@@ -468,6 +484,12 @@ TermId TermContext::max(llvm::ArrayRef<TermId> args) {
   }
   llvm::sort(flat);
   flat.erase(std::unique(flat.begin(), flat.end()), flat.end());
+  // max(x, -inf) = x: masked entries (padding, causal) never win.
+  if (flat.size() > 1)
+    llvm::erase_if(flat, [&](TermId t) {
+      auto at = asAtom(t);
+      return at && atoms[*at].kind == AtomKind::NegInf;
+    });
   if (flat.size() == 1)
     return flat[0];
   Atom at{AtomKind::Max, Fn::Exp, {}, llvm::SmallVector<TermId, 4>(flat.begin(), flat.end())};

@@ -21,6 +21,18 @@ using namespace mlir::tv;
 
 namespace {
 
+/// Replaces `op` (one result) by a copy of `input` that keeps its
+/// discardable attributes (`mb`, ...) and is tagged with the bug class.
+void replaceByCopy(Operation *op, Value input, StringRef bug) {
+  OpBuilder bld(op);
+  auto copy = CopyOp::create(bld, op->getLoc(), input);
+  for (NamedAttribute a : op->getDiscardableAttrs())
+    copy->setAttr(a.getName(), a.getValue());
+  copy->setAttr("injected_bug", bld.getStringAttr(bug));
+  op->getResult(0).replaceAllUsesWith(copy.getResult());
+  op->erase();
+}
+
 /// Gives `rank` a program of its own (a copy of the shared one).
 RankProgramOp splitOut(RankProgramOp prog, int64_t rank) {
   if (prog.getRanks().size() == 1)
@@ -331,6 +343,18 @@ void InjectBugPass::runOnOperation() {
       auto sum = dyn_cast<SumOp>(def);
       return sum && sum->getOperand(0).getDefiningOp<ExpOp>();
     };
+  } else if (b == "padded-logits-in-loss") {
+    // Megatron-LM's padded vocabulary: the mask that keeps the padded
+    // columns out of the softmax (decision 71). Left out, the padding rows
+    // of the LM head (free values) reach the loss.
+    // On all-gathered logits, the slice of the real columns before
+    // tv.cross_entropy.
+    pred = [](Operation *op) {
+      if (auto ce = dyn_cast<CrossEntropyOp>(op))
+        return (bool)ce.getLogits().getDefiningOp<SliceOp>();
+      auto am = dyn_cast<ApplyMaskOp>(op);
+      return am && am.getMask().getDefiningOp<VocabMaskOp>();
+    };
   } else if (b == "tied-embedding-unsynced") {
     // Tied embeddings under pipeline parallelism: the all-reduce of the
     // embedding gradient over the embedding group (first and last stage).
@@ -387,7 +411,8 @@ void InjectBugPass::runOnOperation() {
         "double-grad-average", "adam-moments-swapped",
         "sharded-grad-wrong-factor", "sharded-grad-wrong-group",
         "sp-missing-weight-grad-reduce", "sp-moe-output-not-reduced",
-        "expert-grad-wrong-divide", "pp-recv-swapped"};
+        "expert-grad-wrong-divide", "pp-recv-swapped",
+        "padded-logits-in-loss"};
     InFlightDiagnostic d = module.emitError()
                            << "unknown bug class '" << b << "'; the classes are ";
     llvm::interleaveComma(classes, d);
@@ -408,15 +433,8 @@ void InjectBugPass::runOnOperation() {
                          << "' (tied embeddings under pipeline parallelism)";
       return signalPassFailure();
     }
-    for (AllReduceOp ar : all) {
-      OpBuilder bld(ar);
-      auto copy = CopyOp::create(bld, ar.getLoc(), ar.getInput());
-      for (NamedAttribute a : ar->getDiscardableAttrs())
-        copy->setAttr(a.getName(), a.getValue());
-      copy->setAttr("injected_bug", bld.getStringAttr(b));
-      ar.getResult().replaceAllUsesWith(copy.getResult());
-      ar->erase();
-    }
+    for (AllReduceOp ar : all)
+      replaceByCopy(ar, ar.getInput(), b);
     return;
   }
 
@@ -462,13 +480,7 @@ void InjectBugPass::runOnOperation() {
       b == "sp-missing-norm-grad-reduce" ||
       b == "sp-missing-weight-grad-reduce" ||
       b == "vocab-ce-missing-allreduce") {
-    auto ar = cast<AllReduceOp>(target);
-    auto copy = CopyOp::create(bld, loc, ar.getInput());
-    for (NamedAttribute a : ar->getDiscardableAttrs())
-      copy->setAttr(a.getName(), a.getValue());
-    tag(copy);
-    ar.getResult().replaceAllUsesWith(copy.getResult());
-    ar->erase();
+    replaceByCopy(target, cast<AllReduceOp>(target).getInput(), b);
   } else if (b == "double-grad-average") {
     auto ar = cast<AllReduceOp>(target);
     ar.setKind(ReduceKind::avg);
@@ -521,6 +533,13 @@ void InjectBugPass::runOnOperation() {
     }
     rs.setAxesAttr(bld.getArrayAttr({other}));
     tag(rs);
+  } else if (b == "padded-logits-in-loss") {
+    if (auto ce = dyn_cast<CrossEntropyOp>(target)) {
+      ce->setOperand(0, ce.getLogits().getDefiningOp<SliceOp>().getInput());
+      tag(ce);
+      return;
+    }
+    replaceByCopy(target, cast<ApplyMaskOp>(target).getInput(), b);
   } else if (b == "adam-moments-swapped") {
     // A fused optimizer kernel called with exp_avg and exp_avg_sq in each
     // other's place.

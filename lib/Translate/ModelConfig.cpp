@@ -91,6 +91,15 @@ static llvm::cl::opt<std::string> clOptimizer(
                    "moments, sharded under --zero as Megatron-LM's "
                    "distributed optimizer shards them)"),
     llvm::cl::init("sgd"));
+static llvm::cl::opt<int64_t> clVocabDivisible(
+    "make-vocab-size-divisible-by",
+    llvm::cl::desc("--import-model-config: Megatron-LM's padding of the "
+                   "vocabulary to a multiple of this value times tp "
+                   "(Megatron's default is 128; without it tv pads nothing "
+                   "and tp must divide vocab_size). The padded rows of the "
+                   "embedding and the LM head are free values and the "
+                   "padded logits are masked out of the loss"),
+    llvm::cl::init(0));
 static llvm::cl::opt<int64_t> clZero(
     "zero",
     llvm::cl::desc("--import-model-config: ZeRO stage 1, 2 or 3 (sharded "
@@ -437,7 +446,7 @@ LogicalResult refuseModelConfigOptions(Location loc, StringRef translation) {
        std::initializer_list<const llvm::cl::Option *>{
            &clParallel, &clLayers, &clSeq, &clMicroBatchSize, &clTracedNorm,
            &clSp, &clEp, &clZero, &clGatherLogits, &clLossScaling,
-           &clOptimizer, &clVpp})
+           &clOptimizer, &clVpp, &clVocabDivisible})
     if (o->getNumOccurrences())
       return emitError(loc) << "--" << o->ArgStr
                             << " applies to --import-model-config only, not "
@@ -556,8 +565,21 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
   check(mc.I % pc.tp == 0, "tp=" + Twine(pc.tp) +
                                " does not divide intermediate_size " +
                                Twine(mc.I));
-  check(mc.V % pc.tp == 0,
-        "tp=" + Twine(pc.tp) + " does not divide vocab_size " + Twine(mc.V));
+  // Megatron-LM's vocabulary padding: the smallest multiple of
+  // make_vocab_size_divisible_by x tp at least vocab_size.
+  mc.vocab = mc.V;
+  if (!clVocabDivisible.getNumOccurrences())
+    check(mc.V % pc.tp == 0,
+          "tp=" + Twine(pc.tp) + " does not divide vocab_size " +
+              Twine(mc.V) + " (Megatron-LM pads the vocabulary: "
+              "--make-vocab-size-divisible-by N generates that plan)");
+  else if (clVocabDivisible < 1 || clVocabDivisible > (1 << 20))
+    check(false, "--make-vocab-size-divisible-by must be between 1 and "
+                 "2^20, got " + Twine((int64_t)clVocabDivisible));
+  else {
+    int64_t multiple = clVocabDivisible * pc.tp;
+    mc.V = (mc.V + multiple - 1) / multiple * multiple;
+  }
   // Sizes the verifier accepts, checked before anything is built.
   check((__int128)pc.dp * pc.tp * pc.pp <= (1 << 20),
         "dp*tp*pp = " + Twine((int64_t)std::min<__int128>(

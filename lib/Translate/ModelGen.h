@@ -474,6 +474,21 @@ public:
                     " : " + x.ty() + " -> " + tyOf(s, x.et),
                 x.et);
   }
+  Val sliceGrad(const Val &g, Shape start, Shape s, StringRef hint) {
+    return emit(hint, s,
+                "tv.slice_grad " + g.ref() + " start " + ints(start) +
+                    attrs() + " : " + g.ty() + " -> " + tyOf(s));
+  }
+  /// Which of `s`'s columns are real vocabulary entries (`vocab` of them
+  /// over all shards of `axis`, or in this unsharded vocabulary).
+  Val vocabMask(Shape s, int64_t vocab, StringRef axis, StringRef hint) {
+    std::vector<std::string> items{"vocab_size = " + std::to_string(vocab) +
+                                   " : i64"};
+    if (!axis.empty())
+      items.push_back("vocab_axis = \"" + axis.str() + "\"");
+    return emit(hint, s, "tv.vocab_mask" + attrs(items) + " : " + tyOf(s, "i1"),
+                "i1");
+  }
   Val concat(const Val &a, const Val &b, int64_t dim, StringRef hint) {
     Shape s = a.s;
     s[dim] += b.s[dim];
@@ -568,7 +583,11 @@ private:
 //===----------------------------------------------------------------------===//
 
 struct ModelCfg {
-  int64_t H = 0, L = 0, nh = 0, nkv = 0, I = 0, V = 0;
+  /// `V` is the vocabulary as the tables hold it, padded as Megatron-LM
+  /// pads it; `vocab` the config's vocab_size (the real entries, V when
+  /// nothing is padded).
+  int64_t H = 0, L = 0, nh = 0, nkv = 0, I = 0, V = 0, vocab = 0;
+  bool padded() const { return vocab && vocab < V; }
   double eps = 1e-5, theta = 500000.0;
   /// "llama" or "deepseek_v3" (MLA attention, MoE feed-forward).
   bool deepseek = false;

@@ -700,10 +700,19 @@ Vals Gen::headForward(Prog &P, const Dims &d, const Val &normW,
     // spec does not (the two are equal by the exp and log rules, decision
     // 59), which keeps its backward derivable.
     Val xs = lf;
+    // A padded vocabulary (decision 71): the spec takes the real columns,
+    // each rank of the plan masks its padded ones to -inf.
+    if (m.padded() && !sharded)
+      xs = h["logits_real"] =
+          P.slice(lf, {0, 0}, {R * S, m.vocab}, "logits_real");
+    if (m.padded() && sharded) {
+      h["vocab_mask"] = P.vocabMask({R * S, d.V}, m.vocab, "tp", "vocab_mask");
+      xs = P.applyMask(lf, h["vocab_mask"], "logits_masked");
+    }
     if (sharded) {
-      Val mx = P.allReduceMax(P.maxKeep(lf, 1, "logits_max_local"), {"tp"},
+      Val mx = P.allReduceMax(P.maxKeep(xs, 1, "logits_max_local"), {"tp"},
                               "logits_max");
-      xs = P.binary("sub", lf, P.broadcast(mx, lf.s, "logits_max_b"),
+      xs = P.binary("sub", xs, P.broadcast(mx, lf.s, "logits_max_b"),
                     "logits_shifted");
     }
     Val t = P.targetLogit(xs, h["labels"], sharded ? "tp" : "",
@@ -726,7 +735,11 @@ Vals Gen::headForward(Prog &P, const Dims &d, const Val &normW,
     lg = P.allGather(lg, 2, p.tp, {"tp"}, "logits");
   h["logits"] = P.reshape(lg, {R * S, m.V}, "logits_flat");
   T(P, "logits", h["logits"], 0, -1);
-  h["loss"] = P.crossEntropy(h["logits"], h["labels"], "loss");
+  if (m.padded())
+    h["logits_real"] =
+        P.slice(h["logits"], {0, 0}, {R * S, m.vocab}, "logits_real");
+  h["loss"] = P.crossEntropy(m.padded() ? h["logits_real"] : h["logits"],
+                             h["labels"], "loss");
   return h;
 }
 
@@ -747,12 +760,16 @@ Val Gen::headBackward(Prog &P, const Dims &d, const Val &normW,
     Val sm = P.binary("div", h["exp"], sb, "softmax_local");
     Val oh = P.targetLogitGrad(h["labels"], g, {N, d.V}, "tp", "d_predicted");
     Val dl = P.binary("sub", P.mul(sm, gb, "d_softmax_part"), oh,
-                      "d_logits_flat");
+                      m.padded() ? "d_logits_masked" : "d_logits_flat");
+    if (m.padded())
+      dl = P.applyMask(dl, h["vocab_mask"], "d_logits_flat", /*grad=*/true);
     T(P, "d_logits", dl, 0, 1);
     dlg = P.reshape(dl, {R, S, d.V}, "d_logits");
   } else {
-    Val dl =
-        P.crossEntropyGrad(h["logits"], h["labels"], seed, "d_logits_flat");
+    Val dl = P.crossEntropyGrad(m.padded() ? h["logits_real"] : h["logits"],
+                                h["labels"], seed, "d_logits_flat");
+    if (m.padded())
+      dl = P.sliceGrad(dl, {0, 0}, {R * S, m.V}, "d_logits_padded");
     T(P, "d_logits", dl, 0, -1);
     dlg = P.reshape(dl, {R, S, m.V}, "d_logits");
     if (d.tp)

@@ -427,7 +427,8 @@ std::string Gen::run() {
   out += "// hidden " + std::to_string(m.H) + ", layers " + std::to_string(L) +
          ", heads " + std::to_string(m.nh) + ", kv heads " +
          std::to_string(m.nkv) + ", intermediate " + std::to_string(m.I) +
-         ", vocab " + std::to_string(m.V) +
+         ", vocab " + std::to_string(m.vocab) +
+         (m.padded() ? " (padded to " + std::to_string(m.V) + ")" : "") +
          (m.tied ? " (tied embeddings)" : "") + ", rope_theta " +
          flt(m.theta) +
          " (cos/sin are inputs)\n";

@@ -104,14 +104,20 @@ public:
                   DimRef big) override;
   /// An explicit vocabulary offset keeps its ratio to the shard's row count.
   void vocabOffset(Operation *op, int64_t off, Value table) override {
-    int64_t rows = shape(table)[0];
+    position(op, "vocab_offset", off, {table, 0});
+  }
+  /// A position along `dim` keeps its ratio to it: size(dim) * p' =
+  /// p * size'(dim).
+  void position(Operation *op, StringRef attr, int64_t value,
+                DimRef dim) override {
+    int64_t size = shape(dim.value)[dim.dim];
     virtuals.push_back(std::make_unique<int>(0));
     DimKey st{virtuals.back().get(), 0};
-    original[st] = off;
+    original[st] = value;
     classes.insert(st);
     lower[st] = 0;
-    linearKeys(op, {{rows, st}}, {{off, key(table, 0)}});
-    offsets.push_back({op, st});
+    linearKeys(op, {{size, st}}, {{value, key(dim)}});
+    offsets.push_back({op, attr, st});
   }
 
   StageOp stage;
@@ -137,7 +143,12 @@ public:
     DimKey full, lo, extent;
   };
   std::vector<BoxDim> boxes;
-  std::vector<std::pair<Operation *, DimKey>> offsets; // vocab offsets
+  struct Position {
+    Operation *op;
+    StringRef attr;
+    DimKey key;
+  };
+  std::vector<Position> offsets; // vocabulary offsets and boundaries
   std::vector<std::unique_ptr<int>> virtuals; // owners of virtual dim keys
   DenseMap<DimKey, std::string> where;        // for diagnostics
 };
@@ -475,8 +486,8 @@ LogicalResult ShapeProgram::rewrite(const std::function<unsigned(DimKey)> &class
     start[d] = sizeOf(st);
     op->setAttr("start", DenseI64ArrayAttr::get(op->getContext(), start));
   }
-  for (auto &[op, st] : offsets)
-    op->setAttr("vocab_offset",
+  for (auto &[op, attr, st] : offsets)
+    op->setAttr(attr,
                 IntegerAttr::get(IntegerType::get(op->getContext(), 64),
                                  sizeOf(st)));
   // Lineage boxes.

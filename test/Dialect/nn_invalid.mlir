@@ -457,3 +457,25 @@ tv.spec @s {
   // expected-error @+1 {{'tv.target_logit_grad' op takes either vocab_axis or vocab_offset}}
   %0 = tv.target_logit_grad %y, %g {vocab_axis = "tp", vocab_offset = 0} : tensor<4xi64>, tensor<4xf32> -> tensor<4x8xf32>
 }
+
+// -----
+
+// vocab_mask
+tv.spec @s {
+  // expected-error @+1 {{'tv.vocab_mask' op vocab_size must be positive}}
+  %0 = tv.vocab_mask {vocab_size = 0 : i64} : tensor<4x8xi1>
+}
+
+// -----
+
+tv.spec @s {
+  // expected-error @+1 {{'tv.vocab_mask' op result must have rank 2 ([n, vocab])}}
+  %0 = tv.vocab_mask {vocab_size = 6 : i64} : tensor<8xi1>
+}
+
+// -----
+
+tv.spec @s {
+  // expected-error @+1 {{'tv.vocab_mask' op has a vocab_axis but runs on one device (not in a plan)}}
+  %0 = tv.vocab_mask {vocab_size = 6 : i64, vocab_axis = "tp"} : tensor<4x8xi1>
+}

@@ -136,3 +136,14 @@ tv.spec @target_logit {
   %1 = tv.target_logit %l, %y {vocab_offset = 8} : tensor<4x8xf32>, tensor<4xi64> -> tensor<4xf32>
   %2 = tv.target_logit_grad %y, %g : tensor<4xi64>, tensor<4xf32> -> tensor<4x8xf32>
 }
+
+// CHECK-LABEL: tv.spec @vocab_mask {
+// CHECK:         %[[M:.*]] = tv.vocab_mask {vocab_size = 29 : i64} : tensor<4x32xi1>
+// CHECK:         tv.vocab_mask {vocab_offset = 16 : i64, vocab_size = 29 : i64} : tensor<4x16xi1>
+// CHECK:         tv.apply_mask %{{.*}}, %[[M]] : tensor<4x32xf32>, tensor<4x32xi1> -> tensor<4x32xf32>
+tv.spec @vocab_mask {
+  %l = tv.input "l" : tensor<4x32xf32>
+  %0 = tv.vocab_mask {vocab_size = 29} : tensor<4x32xi1>
+  %1 = tv.vocab_mask {vocab_size = 29, vocab_offset = 16} : tensor<4x16xi1>
+  %2 = tv.apply_mask %l, %0 : tensor<4x32xf32>, tensor<4x32xi1> -> tensor<4x32xf32>
+}

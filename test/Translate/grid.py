@@ -15,7 +15,9 @@ every third in a different phase, so that together they cover the cube;
 they cycle through the extra options, --loss-scaling per-rank and Adam
 without ZeRO.
 Depth is max(2, pp) layers. Six more plans take the interleaved schedule
-(--vpp 2, four layers over two pipeline ranks).
+(--vpp 2, four layers over two pipeline ranks), and four a padded
+vocabulary (--make-vocab-size-divisible-by 3, or 12 for a whole shard of
+padding).
 Any outcome but "proven" fails the test and names the configuration.
 """
 import concurrent.futures as cf
@@ -70,6 +72,18 @@ for model, par, extra in (
         ("qwen3", "dp=4 tp=1 pp=2 mb=2", ["--zero", "3"]),
         ("deepseek", "dp=2 tp=2 pp=2 mb=2 ep=2", ["--sp"])):
     jobs.append((model, par, extra + ["--vpp", "2"], 4))
+
+# Megatron-LM's padded vocabulary (--make-vocab-size-divisible-by): a last
+# shard partly padding, or (deepseek, tp 4) whole shards of padding.
+for model, par, extra in (
+        ("llama", "dp=2 tp=2 pp=2 mb=2", ["--sp"]),
+        ("qwen3", "dp=2 tp=2 pp=2 mb=1", ["--zero", "3"]),
+        ("mistral", "dp=1 tp=2 pp=1 mb=2", ["--gather-logits"]),
+        ("deepseek", "dp=2 tp=4 pp=1 mb=1 ep=2",
+         ["--make-vocab-size-divisible-by", "12"])):
+    if "--make-vocab-size-divisible-by" not in extra:
+        extra = extra + ["--make-vocab-size-divisible-by", "3"]
+    jobs.append((model, par, extra, 2))
 
 
 def run(job):

@@ -91,6 +91,11 @@ public:
                           DimRef big) = 0;
   /// An explicit vocabulary offset keeps its ratio to the shard's row count.
   virtual void vocabOffset(Operation *op, int64_t offset, Value table) = 0;
+  /// Operand `op`'s integer attribute `attr`, a position `value` in units of
+  /// `dim`'s elements (a vocabulary boundary), keeps its ratio to that
+  /// dimension and is rewritten with the reduced sizes.
+  virtual void position(Operation *op, llvm::StringRef attr, int64_t value,
+                        DimRef dim) = 0;
 
   /// Every dimension of `v` keeps its size.
   void fix(Value v);

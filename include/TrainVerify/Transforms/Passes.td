@@ -259,7 +259,10 @@ def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
     gradient is divided by its expert-data-parallel size instead of dp),
     pp-recv-swapped (two received activations of one channel are consumed
     in each other's place: a message taken by the wrong micro-batch, or by
-    the wrong virtual stage of an interleaved schedule).
+    the wrong virtual stage of an interleaved schedule),
+    padded-logits-in-loss (a padded vocabulary's logit columns reach the
+    softmax: the vocabulary mask is left out, or the all-gathered logits are
+    not sliced to the real vocabulary before the loss).
     `rank` chooses the rank (default: the first rank that has a candidate
     op); `layer` restricts candidates to the ops of one decoder layer (an op
     belongs to the layer named by the first `lK.` tag or output after it);

@@ -94,6 +94,16 @@ LogicalResult TargetLogitGradOp::verify() {
   return expectShape(*this, getGrad(), {shapeOf(getResult())[0]}, "grad");
 }
 
+LogicalResult VocabMaskOp::verify() {
+  if (failed(verifyVocabAxis(*this, getVocabAxis())))
+    return failure();
+  if (rankOf(getResult()) != 2)
+    return emitOpError() << "result must have rank 2 ([n, vocab])";
+  if ((int64_t)getVocabSize() <= 0)
+    return emitOpError() << "vocab_size must be positive";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Meaning
 //===----------------------------------------------------------------------===//
@@ -282,6 +292,25 @@ static EvalStatus evaluate(TargetLogitGradOp o, Evaluator<D> &ev) {
 }
 TV_EVALUATE_BY_TEMPLATE(TargetLogitGradOp)
 
+template <typename D>
+static EvalStatus evaluate(VocabMaskOp o, Evaluator<D> &ev) {
+  using T = Tensor<typename D::V>;
+  D &d = ev.d;
+  Shape rs = ev.result();
+  std::string err;
+  std::optional<int64_t> offset = vocabOffset(o, ev, rs[1], err);
+  if (!offset)
+    return err;
+  T res = ev.make(rs);
+  int64_t real = (int64_t)o.getVocabSize() - *offset;
+  for (int64_t i = 0; i < rs[0]; ++i)
+    for (int64_t j = 0; j < rs[1]; ++j)
+      res.data[i * rs[1] + j] = j < real ? d.one() : d.zero();
+  ev.out.push_back(std::move(res));
+  return std::nullopt;
+}
+TV_EVALUATE_BY_TEMPLATE(VocabMaskOp)
+
 //===----------------------------------------------------------------------===//
 // Structure and rules
 //===----------------------------------------------------------------------===//
@@ -334,6 +363,16 @@ void TargetLogitGradOp::addShapeConstraints(ShapeConstraints &c) {
     c.vocabOffset(*this, (int64_t)*off, r);
 }
 TV_SHAPE_RULE_BY(CrossEntropyGradOp, crossEntropyShapeRule)
+
+void VocabMaskOp::addShapeConstraints(ShapeConstraints &c) {
+  // The boundary between real columns and padding keeps its ratio to the
+  // shard's width (as a vocab_offset does), and so does the offset.
+  Value r = getResult();
+  c.atLeast(key(r, 1), 2);
+  c.position(*this, "vocab_size", (int64_t)getVocabSize(), key(r, 1));
+  if (auto off = getVocabOffset())
+    c.position(*this, "vocab_offset", (int64_t)*off, key(r, 1));
+}
 
 FoldFact EmbeddingOp::getFoldFact(ArrayRef<FoldFact> operands, unsigned result,
                                   int64_t axisSize, std::string &why) {

@@ -122,4 +122,27 @@ def TV_TargetLogitGradOp : TV_ComputeOp<"target_logit_grad", [
   let hasVerifier = 1;
 }
 
+def TV_VocabMaskOp : TV_ComputeOp<"vocab_mask", [
+      DeclareOpInterfaceMethods<TV_ShapeRuleOpInterface>,
+      Pure]> {
+  let summary = "Which logit columns are real vocabulary entries (not padding)";
+  let description = [{
+    A `[n, v]` i1 tensor, true at column `j` when `offset + j < vocab_size`,
+    with `offset` as in `tv.embedding` (`vocab_offset`, or the rank's
+    coordinate on `vocab_axis` times `v`, or 0). Megatron-LM pads the
+    vocabulary to a multiple of `make_vocab_size_divisible_by x tp`; the
+    columns past `vocab_size` are padding, which `tv.apply_mask` with this
+    mask keeps out of the softmax. `vocab_size` is a position in the
+    vocabulary: shape reduction keeps its ratio to the vocabulary's size,
+    like `vocab_offset`, so every shard keeps whether it is all real, all
+    padding, or both.
+  }];
+  let arguments = (ins I64Attr:$vocab_size,
+                       OptionalAttr<StrAttr>:$vocab_axis,
+                       OptionalAttr<I64Attr>:$vocab_offset);
+  let results = (outs RankedTensorOf<[I1]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // TV_VOCABULARY_OPS_TD
