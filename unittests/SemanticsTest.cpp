@@ -90,6 +90,8 @@ std::map<std::string, std::vector<double>> runSymbolic(SpecOp spec,
   return out;
 }
 
+double inf() { return std::numeric_limits<double>::infinity(); }
+
 bool near(double a, double b, double tol) {
   return std::fabs(a - b) <= tol * (1 + std::fabs(a) + std::fabs(b));
 }
@@ -281,6 +283,34 @@ TEST_P(SymbolicMatchesConcrete, OnRandomPoints) {
             << "] symbolic " << s[i] << " concrete " << t.data[i];
     }
   }
+}
+
+// Scores past exp's range (attention over wide heads with random weights):
+// the interpreter's reals are the softmax and log-sum-exp themselves, not
+// inf / inf; a replay that read NaN there compared nothing.
+TEST(Softmax, RealsDoNotOverflow) {
+  Program p(R"(%x = tv.input "x" : tensor<1x3xf32>
+    %y = tv.input "y" : tensor<1xi64>
+    %s = tv.softmax %x dim 1 : tensor<1x3xf32>
+    %l = tv.logsumexp %x dims [1] : tensor<1x3xf32> -> tensor<1xf32>
+    %c = tv.cross_entropy %x, %y : tensor<1x3xf32>, tensor<1xi64> -> tensor<f32>
+    tv.output "s", %s : tensor<1x3xf32>
+    tv.output "l", %l : tensor<1xf32>
+    tv.output "c", %c : tensor<f32>)");
+  ASSERT_TRUE(p.module);
+  Inputs in;
+  in["x"] = Tensor<double>{{1, 3}, {800, 799, -inf()}};
+  in["y"] = Tensor<double>{{1}, {1}};
+  RunState<double> conc = runConcrete(p.spec, in);
+  std::map<std::string, std::vector<double>> got;
+  for (auto &[key, t] : conc.named)
+    got[key.second] = t.data;
+  double e = std::exp(-1.0), z = 1 + e;
+  EXPECT_NEAR(got["s"][0], 1 / z, 1e-12);
+  EXPECT_NEAR(got["s"][1], e / z, 1e-12);
+  EXPECT_EQ(got["s"][2], 0.0);
+  EXPECT_NEAR(got["l"][0], 800 + std::log(z), 1e-9);
+  EXPECT_NEAR(got["c"][0], 800 + std::log(z) - 799, 1e-9);
 }
 
 // tv.iota's values are positions (what linalg.index gives), not merely the

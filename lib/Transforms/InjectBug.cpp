@@ -343,6 +343,36 @@ void InjectBugPass::runOnOperation() {
       auto sum = dyn_cast<SumOp>(def);
       return sum && sum->getOperand(0).getDefiningOp<ExpOp>();
     };
+  } else if (b == "cp-seed-unscaled") {
+    // Context parallelism: each cp rank's loss is the mean over its chunk
+    // of the sequence; a backward seeded without the 1/cp (as if the chunk
+    // were the whole sequence) gives gradients cp times the spec's.
+    pred = [](Operation *op) {
+      auto sc = dyn_cast<ScaleOp>(op);
+      return sc && sc.getInput().getDefiningOp<InputOp>();
+    };
+  } else if (b == "cp-mask-misaligned") {
+    // All-gathered keys and values: the causal mask of a rank's block of
+    // queries against the whole sequence aligned to the bottom-right
+    // corner (flash-attention's convention since 2.1 when there are fewer
+    // queries than keys) instead of at the rank's block: every rank's
+    // queries see the keys the last block's see.
+    pred = [](Operation *op) {
+      auto m = dyn_cast<CausalMaskOp>(op);
+      return m && m.getQueryAxis();
+    };
+  } else if (b == "ulysses-a2a-wrong-dim") {
+    // DeepSpeed-Ulysses: an all-to-all over cp that splits dimension 1 and
+    // concatenates along dimension 2 (q, k, v to the whole sequence, then
+    // the attention output back to the chunk, by `index`) concatenates
+    // along the last dimension instead, its result viewed as the expected
+    // shape: the exchange on the wrong dimensions.
+    pred = [](Operation *op) {
+      auto a2a = dyn_cast<AllToAllOp>(op);
+      return a2a && onlyAxis(a2a.getAxes(), "cp") && a2a.getSplitDim() == 1 &&
+             a2a.getConcatDim() == 2 &&
+             cast<RankedTensorType>(a2a.getType()).getRank() == 4;
+    };
   } else if (b == "padded-logits-in-loss") {
     // Megatron-LM's padded vocabulary: the mask that keeps the padded
     // columns out of the softmax (decision 71). Left out, the padding rows
@@ -412,7 +442,8 @@ void InjectBugPass::runOnOperation() {
         "sharded-grad-wrong-factor", "sharded-grad-wrong-group",
         "sp-missing-weight-grad-reduce", "sp-moe-output-not-reduced",
         "expert-grad-wrong-divide", "pp-recv-swapped",
-        "padded-logits-in-loss"};
+        "padded-logits-in-loss", "cp-seed-unscaled",
+        "ulysses-a2a-wrong-dim", "cp-mask-misaligned"};
     InFlightDiagnostic d = module.emitError()
                            << "unknown bug class '" << b << "'; the classes are ";
     llvm::interleaveComma(classes, d);
@@ -533,6 +564,37 @@ void InjectBugPass::runOnOperation() {
     }
     rs.setAxesAttr(bld.getArrayAttr({other}));
     tag(rs);
+  } else if (b == "cp-seed-unscaled") {
+    int64_t i = mesh ? mesh.getAxisIndex("cp") : -1;
+    if (i < 0) {
+      module.emitError() << "bug '" << b << "' needs a mesh with a cp axis";
+      return signalPassFailure();
+    }
+    auto sc = cast<ScaleOp>(target);
+    sc.setScalarAttr(bld.getF64FloatAttr(sc.getScalar().convertToDouble() *
+                                         (double)mesh.getSizes()[i]));
+    tag(sc);
+  } else if (b == "cp-mask-misaligned") {
+    auto m = cast<CausalMaskOp>(target);
+    m.removeQueryAxisAttr();
+    tag(m);
+  } else if (b == "ulysses-a2a-wrong-dim") {
+    auto a2a = cast<AllToAllOp>(target);
+    auto ty = cast<RankedTensorType>(a2a.getType());
+    auto inTy = cast<RankedTensorType>(a2a.getInput().getType());
+    SmallVector<int64_t> shape(inTy.getShape());
+    int64_t n = inTy.getDimSize(1) / ty.getDimSize(1);
+    shape[1] /= n;
+    shape[3] *= n;
+    auto bad = AllToAllOp::create(
+        bld, loc, RankedTensorType::get(shape, ty.getElementType()),
+        a2a.getInput(), 1, 3, a2a.getAxesAttr(), a2a.getRankGroupsAttr());
+    for (NamedAttribute a : a2a->getDiscardableAttrs())
+      bad->setAttr(a.getName(), a.getValue());
+    auto view = ReshapeOp::create(bld, loc, ty, bad.getResult());
+    tag(bad);
+    a2a.getResult().replaceAllUsesWith(view.getResult());
+    a2a->erase();
   } else if (b == "padded-logits-in-loss") {
     if (auto ce = dyn_cast<CrossEntropyOp>(target)) {
       ce->setOperand(0, ce.getLogits().getDefiningOp<SliceOp>().getInput());

@@ -44,13 +44,14 @@ void InterpretPass::runOnOperation() {
     temp = buildWholeProgramStage(b, spec, plan, *all, module.getLoc());
     stages.push_back(temp);
   }
-  size_t failures = 0, checked = 0, counts[3] = {0, 0, 0};
+  size_t failures = 0, checked = 0, counts[3] = {0, 0, 0}, nans = 0;
   for (StageOp stage : stages) {
     StageResult r = interpretStage(stage, seed, tolerance, exact);
     checked += stage.getGuarantees().size();
     counts[0] += r.exactElements;
     counts[1] += r.congruentElements;
     counts[2] += r.approximateElements;
+    nans += r.nanElements;
     if (r.outcome == StageResult::Proven)
       continue;
     ++failures;
@@ -72,6 +73,11 @@ void InterpretPass::runOnOperation() {
     llvm::errs() << " (elements: " << counts[0] << " exactly, " << counts[1]
                  << " by congruence, " << counts[2]
                  << " only within the tolerance)";
+  // Not a check: say so rather than count it as one.
+  if (nans)
+    llvm::errs() << "; " << nans
+                 << " element(s) not compared (NaN on a side: a division by "
+                    "zero or an overflow on these inputs)";
   llvm::errs() << "\n";
   markAllAnalysesPreserved();
 }

@@ -81,7 +81,7 @@ struct StageDraft {
 class Partitioner {
 public:
   Partitioner(ModuleOp module, int64_t sourceElements)
-      : module(module), sourceElements(sourceElements) {}
+      : sourceElements(sourceElements), module(module) {}
   LogicalResult run();
 
 private:

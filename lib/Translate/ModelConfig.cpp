@@ -100,6 +100,16 @@ static llvm::cl::opt<int64_t> clVocabDivisible(
                    "embedding and the LM head are free values and the "
                    "padded logits are masked out of the loss"),
     llvm::cl::init(0));
+static llvm::cl::opt<std::string> clCpComm(
+    "cp-comm",
+    llvm::cl::desc("--import-model-config: how attention reaches the whole "
+                   "sequence under context parallelism (cp=N): 'a2a' "
+                   "(DeepSpeed-Ulysses, Transformer Engine's a2a: "
+                   "all-to-all from sequence- to head-sharded and back) or "
+                   "'allgather' (torchtitan, the Llama 3 paper, Transformer "
+                   "Engine's all_gather: keys and values all-gathered, "
+                   "their gradients reduce-scattered)"),
+    llvm::cl::init(""));
 static llvm::cl::opt<int64_t> clZero(
     "zero",
     llvm::cl::desc("--import-model-config: ZeRO stage 1, 2 or 3 (sharded "
@@ -427,9 +437,14 @@ LogicalResult parseParallel(StringRef text, ParCfg &p, std::string &err) {
       p.mb = v;
     else if (key == "ep")
       p.ep = v;
+    else if (key == "cp")
+      p.cp = v;
     else {
       err = "unsupported --parallel axis '" + key.str() +
-            "' (supported: dp, tp, pp, mb, ep)";
+            "' (supported: dp, tp, pp, mb, ep, cp)";
+      if (key == "sp")
+        err += "; Megatron-LM's sequence parallelism is --sp, "
+               "DeepSpeed-Ulysses is cp=N with --cp-comm a2a";
       return failure();
     }
   }
@@ -446,7 +461,7 @@ LogicalResult refuseModelConfigOptions(Location loc, StringRef translation) {
        std::initializer_list<const llvm::cl::Option *>{
            &clParallel, &clLayers, &clSeq, &clMicroBatchSize, &clTracedNorm,
            &clSp, &clEp, &clZero, &clGatherLogits, &clLossScaling,
-           &clOptimizer, &clVpp, &clVocabDivisible})
+           &clOptimizer, &clVpp, &clVocabDivisible, &clCpComm})
     if (o->getNumOccurrences())
       return emitError(loc) << "--" << o->ArgStr
                             << " applies to --import-model-config only, not "
@@ -605,6 +620,32 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
           "--vpp " + Twine(pc.vpp) + ": the interleaved schedule needs the "
           "micro-batches (" + Twine(pc.mb) + ") to be a multiple of pp (" +
           Twine(pc.pp) + ")");
+  }
+  if (pc.cp > 1) {
+    check(!clCpComm.empty(),
+          "cp=" + Twine(pc.cp) + " needs --cp-comm: 'a2a' (DeepSpeed-Ulysses) "
+          "or 'allgather' (torchtitan); the ring exchange (Megatron-LM's "
+          "p2p) is not generated");
+    check(clCpComm.empty() || clCpComm == "a2a" || clCpComm == "allgather",
+          "--cp-comm must be 'a2a' or 'allgather', got '" + Twine(clCpComm) +
+              "' (the ring exchange, Megatron-LM's p2p, is not generated)");
+    pc.cpA2A = clCpComm == "a2a";
+    check(!mc.deepseek, "context parallelism (cp=" + Twine(pc.cp) +
+                            ") is not generated for DeepSeek-V3 (MLA, MoE)");
+    check(!pc.perRankLoss,
+          "context parallelism with --loss-scaling per-rank is not generated");
+    check(seq % (pc.cp * (pc.sp ? pc.tp : 1)) == 0,
+          "cp=" + Twine(pc.cp) + (pc.sp ? " x tp=" + Twine(pc.tp) : Twine("")) +
+              " does not divide the sequence length " + Twine(seq));
+    // DeepSpeed-Ulysses splits every rank's heads over the cp group.
+    check(mc.deepseek || !pc.cpA2A || (mc.nkv / pc.tp) % pc.cp == 0,
+          "--cp-comm a2a: cp=" + Twine(pc.cp) +
+              " does not divide the key/value heads of a tp rank (" +
+              Twine(mc.nkv / pc.tp) +
+              "); DeepSpeed-Ulysses splits them over the cp group");
+  } else {
+    check(clCpComm.empty(), "--cp-comm needs context parallelism (cp=N in "
+                            "--parallel)");
   }
   check(!pc.sp || seq % pc.tp == 0,
         "sequence parallelism: tp=" + Twine(pc.tp) +

@@ -244,11 +244,16 @@ public:
                 "tv.scale " + x.ref() + ", " + flt(c) + attrs() + " : " +
                     x.ty());
   }
-  Val causalMask(int64_t s, StringRef hint, int64_t window = 0) {
-    Shape sh{s, s};
+  /// `sq` queries against `sk` keys; with `queryAxis` the queries are the
+  /// rank's block along that mesh axis of the `sk` positions.
+  Val causalMask(int64_t s, StringRef hint, int64_t window = 0,
+                 int64_t sk = 0, StringRef queryAxis = "") {
+    Shape sh{s, sk ? sk : s};
     std::vector<std::string> items;
     if (window)
       items.push_back("window = " + std::to_string(window) + " : i64");
+    if (!queryAxis.empty())
+      items.push_back("query_axis = \"" + queryAxis.str() + "\"");
     return emit(hint, sh,
                 "tv.causal_mask" + attrs(items) + " : " + tyOf(sh, "i1"),
                 "i1");
@@ -632,6 +637,13 @@ struct ParCfg {
   /// Interleaved 1F1B (Megatron's virtual pipeline): each pipeline rank
   /// holds `vpp` non-contiguous chunks of layers (1: plain 1F1B).
   int64_t vpp = 1;
+  /// Context parallelism: the sequence split over `cp` ranks (contiguous
+  /// chunks); attention exchanges with an all-to-all from sequence- to
+  /// head-sharded and back (`cpA2A`: DeepSpeed-Ulysses, Transformer
+  /// Engine's "a2a") or all-gathers keys and values (torchtitan, the
+  /// Llama 3 paper; Transformer Engine's "all_gather").
+  int64_t cp = 1;
+  bool cpA2A = false;
 };
 
 /// One plan tensor that a lineage refers to, on every rank of one pipeline
@@ -645,6 +657,9 @@ struct Rec {
   Shape shape;
   int64_t batchDim, tpDim, stage, mb;
   int64_t epDim = -1, zDim = -1;
+  /// The sequence dimension, sharded over cp (outer to tp when tpDim is
+  /// the same dimension: sequence parallelism within the cp chunk).
+  int64_t cpDim = -1;
   bool zExpert = false;
   /// The lineage's factor 1/scaleDen (1: none).
   int64_t scaleDen = 1;
@@ -712,6 +727,14 @@ private:
                      const Val &dx);
   Vals headForward(Prog &P, const Dims &d, const Val &normW, const Val &outW,
                    const Val &x, const Val &labels);
+  /// Tags a tensor whose first dimension is the flattened tokens of
+  /// `rows` sequences.
+  void tagTokens(Prog &P, const std::string &name, const Val &v, int64_t rows,
+                 int64_t tpDim);
+  /// Attention exchanges by all-to-all (DeepSpeed-Ulysses) in this program.
+  bool ulysses() const { return inPlan && p.cp > 1 && p.cpA2A; }
+  /// Attention all-gathers keys and values over cp in this program.
+  bool cpGather() const { return inPlan && p.cp > 1 && !p.cpA2A; }
   Val headBackward(Prog &P, const Dims &d, const Val &normW, const Val &outW,
                    Vals &h, const Val &seed);
 
@@ -753,9 +776,11 @@ private:
   std::string lineages();
   std::string meshText() const;
 
-  int64_t rankOf(int64_t d, int64_t s, int64_t t) const {
-    return (d * p.pp + s) * p.tp + t;
+  int64_t rankOf(int64_t d, int64_t s, int64_t c, int64_t t) const {
+    return ((d * p.pp + s) * p.cp + c) * p.tp + t;
   }
+  /// The ranks that reduce a dense gradient: data and context parallel.
+  int64_t dpN() const { return p.dp * p.cp; }
   std::string lname(int64_t k, StringRef n) const {
     return "l" + std::to_string(k) + "." + n.str();
   }
@@ -764,6 +789,8 @@ private:
   std::vector<std::string> dpAxes() const {
     if (p.ep > 1)
       return {"edp", "ep"};
+    if (p.cp > 1)
+      return {"dp", "cp"};
     return {"dp"};
   }
   std::vector<std::string> expertDpAxes() const {
@@ -786,6 +813,9 @@ private:
   ModelCfg m;
   ParCfg p;
   int64_t L, S, B, hd, rep;
+  /// The sequence dimension of tensors tagged now (the attention heads'
+  /// layout [rows, heads, seq, hd]: 2), sharded over cp in the plan.
+  int64_t tagCpDim = 1;
   /// Factor denominator of the lineages of tensors tagged now (the
   /// backward of a per-rank-mean plan: dp).
   int64_t tagScaleDen = 1;

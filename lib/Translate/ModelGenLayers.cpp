@@ -26,6 +26,8 @@ void Gen::T(Prog &P, const std::string &name, const Val &v, int64_t batchDim,
   P.tag(pn, v);
   Rec r{name, pn, v.s, batchDim, tpDim, curStage, curMb};
   r.epDim = epDim;
+  if (p.cp > 1)
+    r.cpDim = tagCpDim;
   r.scaleDen = tagScaleDen;
   recs.push_back(r);
 }
@@ -35,7 +37,7 @@ Val Gen::weight(Prog &P, const std::string &name, Shape s, int64_t tpDim,
   if (inPlan && p.zero == 3) {
     // ZeRO-3 / FSDP: only this rank's data-parallel shard is held.
     bool expert = epDim >= 0;
-    int64_t n = expert ? p.dp / p.ep : p.dp;
+    int64_t n = expert ? p.dp / p.ep : dpN();
     int64_t z = zeroDim(s, n);
     if (z >= 0) {
       Shape sh = s;
@@ -215,6 +217,7 @@ void Gen::attnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
       a[(hint + "_pre").str()] = t;
       return P.rmsnorm(t, w.at(wName.str()), m.eps, hint);
     };
+    tagCpDim = 2;
     a["q"] = P.rotary(qkNormed(heads("wq", d.nh, "q"), "q_norm", "q_normed"),
                       cosV, sinV, "q_rot");
     T(P, lname(k, "q"), a["q"], 0, 1);
@@ -223,13 +226,28 @@ void Gen::attnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
     T(P, lname(k, "k"), a["k"], 0, 1);
     a["v"] = heads("wv", d.nkv, "v");
     T(P, lname(k, "v"), a["v"], 0, 1);
+    tagCpDim = 1;
+    // Context parallelism as DeepSpeed-Ulysses: all-to-all from this
+    // rank's sequence chunk of all its heads to the whole sequence of a
+    // cp-th of them; the rotary embedding is already applied by position.
+    if (ulysses()) {
+      for (const char *n : {"q", "k", "v"})
+        a[n] = P.allToAll(a[n], 1, 2, p.cp, {"cp"},
+                          std::string(n) + "_heads");
+    } else if (cpGather()) {
+      // All-gathered keys and values (torchtitan, the Llama 3 paper): this
+      // rank's queries against the whole sequence.
+      a["k"] = P.allGather(a["k"], 2, p.cp, {"cp"}, "k_full");
+      a["v"] = P.allGather(a["v"], 2, p.cp, {"cp"}, "v_full");
+    }
     // Grouped-query attention: query head j reads key/value head j / rep.
     auto repeat = [&](const Val &t, StringRef hint) {
       if (rep == 1)
         return t;
-      Val r = P.reshape(t, {R, d.nkv, 1, S, hd}, hint);
-      Val b = P.broadcast(r, {R, d.nkv, rep, S, hd}, hint);
-      return P.reshape(b, {R, d.nh, S, hd}, hint);
+      int64_t n = t.s[1], sq = t.s[2];
+      Val r = P.reshape(t, {R, n, 1, sq, hd}, hint);
+      Val b = P.broadcast(r, {R, n, rep, sq, hd}, hint);
+      return P.reshape(b, {R, n * rep, sq, hd}, hint);
     };
     a["kRep"] = repeat(a["k"], "k_rep");
     a["vRep"] = repeat(a["v"], "v_rep");
@@ -296,9 +314,15 @@ void Gen::attnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
   Val scs = P.scale(sc, 1.0 / std::sqrt((double)dqk), "scores_scaled");
   Val msk = P.applyMask(scs, maskV, "scores_masked");
   a["probs"] = P.softmax(msk, 3, "probs");
-  T(P, lname(k, "probs"), a["probs"], 0, 1);
+  // Under Ulysses the heads are split over tp and then cp: no lineage.
+  tagCpDim = 2;
+  if (!ulysses())
+    T(P, lname(k, "probs"), a["probs"], 0, 1);
+  tagCpDim = 1;
   Val o = P.matmul(a["probs"], a["vRep"], false, false, "attn");
   Val ot = P.transpose(o, {0, 2, 1, 3}, "attn");
+  if (ulysses())
+    ot = P.allToAll(ot, 1, 2, p.cp, {"cp"}, "attn_seq");
   a["o"] = P.reshape(ot, {R, S, d.nh * dv}, "attn_o");
   T(P, lname(k, "attn_o"), a["o"], 0, 2);
   a["ao_part"] =
@@ -508,14 +532,20 @@ std::pair<Val, Val> Gen::attnBackward(Prog &P, const Dims &d, const Vals &w,
   T(P, lname(k, "d_attn_o"), dof, 0, 2);
   grad(P, lname(k, "wo"), dwo, 1);
   Val do4 = P.reshape(dof, {R, S, d.nh, dvh}, "d_attn");
+  if (ulysses())
+    do4 = P.allToAll(do4, 2, 1, p.cp, {"cp"}, "d_attn_heads");
   Val dot = P.transpose(do4, {0, 2, 1, 3}, "d_attn");
   Val dpr = P.matmul(dot, a["vRep"], false, true, "d_probs");
-  T(P, lname(k, "d_probs"), dpr, 0, 1);
+  tagCpDim = 2;
+  if (!ulysses())
+    T(P, lname(k, "d_probs"), dpr, 0, 1);
   Val dvRep = P.matmul(a["probs"], dot, true, false, "d_v_rep");
   Val dsm = P.softmaxGrad(a["probs"], dpr, 3, "d_scores_masked");
   Val dss = P.applyMask(dsm, maskV, "d_scores_scaled", /*grad=*/true);
   Val ds = P.scale(dss, 1.0 / std::sqrt((double)dqk), "d_scores");
-  T(P, lname(k, "d_scores"), ds, 0, 1);
+  if (!ulysses())
+    T(P, lname(k, "d_scores"), ds, 0, 1);
+  tagCpDim = 1;
   Val dq = P.matmul(ds, a["kRep"], false, false, "d_q_rot");
   Val dkRep = P.matmul(ds, a["q"], true, false, "d_k_rep");
   const Val &xg = a["xg"];
@@ -523,16 +553,30 @@ std::pair<Val, Val> Gen::attnBackward(Prog &P, const Dims &d, const Vals &w,
     auto unrepeat = [&](const Val &t, StringRef hint) {
       if (rep == 1)
         return t;
-      Val r = P.reshape(t, {R, d.nkv, rep, S, hd}, hint);
+      Val r = P.reshape(t, {R, t.s[1] / rep, rep, t.s[2], hd}, hint);
       return P.sum(r, 2, hint);
     };
-    Val dv = unrepeat(dvRep, "d_v");
+    // Ulysses: back from the whole sequence of a cp-th of the heads to
+    // this rank's chunk of all of them. All-gathered keys and values: their
+    // gradients over the whole sequence are summed over cp and scattered.
+    auto toChunk = [&](const Val &t, StringRef hint) {
+      if (ulysses())
+        return P.allToAll(t, 2, 1, p.cp, {"cp"}, hint);
+      if (cpGather())
+        return P.reduceScatter(t, 2, p.cp, {"cp"}, hint);
+      return t;
+    };
+    tagCpDim = 2;
+    Val dv = toChunk(unrepeat(dvRep, "d_v"), "d_v_chunk");
     T(P, lname(k, "d_v"), dv, 0, 1);
-    Val dk = unrepeat(dkRep, "d_k_rot");
+    Val dk = toChunk(unrepeat(dkRep, "d_k_rot"), "d_k_rot_chunk");
+    if (ulysses())
+      dq = toChunk(dq, "d_q_rot_chunk");
     Val dqp = P.rotary(dq, cosV, sinV, "d_q", /*grad=*/true);
     T(P, lname(k, "d_q_heads"), dqp, 0, 1);
     Val dkp = P.rotary(dk, cosV, sinV, "d_k", /*grad=*/true);
     T(P, lname(k, "d_k_heads"), dkp, 0, 1);
+    tagCpDim = 1;
     if (m.qkNorm) {
       // Back through the per-head norms; their weights' gradients are sums
       // over this rank's heads only: all-reduced over tp.
@@ -674,6 +718,17 @@ void Gen::embedBackward(Prog &P, const Dims &d, const Val &tokens,
   grad(P, "tok_embeddings", g, 0);
 }
 
+void Gen::tagTokens(Prog &P, const std::string &name, const Val &v,
+                    int64_t rows, int64_t tpDim) {
+  // Under context parallelism a rank's tokens are a block of each row's
+  // sequence, not of the flattened tokens: tagged as [rows, seq, ...].
+  if (p.cp == 1)
+    return T(P, name, v, 0, tpDim);
+  Shape s{rows, v.s[0] / rows};
+  s.insert(s.end(), v.s.begin() + 1, v.s.end());
+  T(P, name, P.reshape(v, s, name + "_rows"), 0, tpDim < 0 ? -1 : tpDim + 1);
+}
+
 Vals Gen::headForward(Prog &P, const Dims &d, const Val &normW,
                       const Val &outW, const Val &x, const Val &labels) {
   Vals h;
@@ -694,7 +749,7 @@ Vals Gen::headForward(Prog &P, const Dims &d, const Val &normW,
   if (!p.gatherLogits && (d.tp || (!inPlan && p.tp > 1))) {
     bool sharded = d.tp;
     Val lf = P.reshape(lg, {R * S, d.V}, "logits_flat");
-    T(P, "logits", lf, 0, sharded ? 1 : -1);
+    tagTokens(P, "logits", lf, R, sharded ? 1 : -1);
     h["logits"] = lf;
     // The plan subtracts the row's max before exp, as Megatron does; the
     // spec does not (the two are equal by the exp and log rules, decision
@@ -727,14 +782,14 @@ Vals Gen::headForward(Prog &P, const Dims &d, const Val &normW,
     h["sum_exp"] = se;
     Val li = P.binary("sub", P.unary("log", se, "log_sum_exp"), t,
                       "token_loss");
-    T(P, "token_loss", li, 0, -1);
+    tagTokens(P, "token_loss", li, R, -1);
     h["loss"] = P.mean(li, 0, "loss");
     return h;
   }
   if (d.tp)
     lg = P.allGather(lg, 2, p.tp, {"tp"}, "logits");
   h["logits"] = P.reshape(lg, {R * S, m.V}, "logits_flat");
-  T(P, "logits", h["logits"], 0, -1);
+  tagTokens(P, "logits", h["logits"], R, -1);
   if (m.padded())
     h["logits_real"] =
         P.slice(h["logits"], {0, 0}, {R * S, m.vocab}, "logits_real");
@@ -763,14 +818,14 @@ Val Gen::headBackward(Prog &P, const Dims &d, const Val &normW,
                       m.padded() ? "d_logits_masked" : "d_logits_flat");
     if (m.padded())
       dl = P.applyMask(dl, h["vocab_mask"], "d_logits_flat", /*grad=*/true);
-    T(P, "d_logits", dl, 0, 1);
+    tagTokens(P, "d_logits", dl, R, 1);
     dlg = P.reshape(dl, {R, S, d.V}, "d_logits");
   } else {
     Val dl = P.crossEntropyGrad(m.padded() ? h["logits_real"] : h["logits"],
                                 h["labels"], seed, "d_logits_flat");
     if (m.padded())
       dl = P.sliceGrad(dl, {0, 0}, {R * S, m.V}, "d_logits_padded");
-    T(P, "d_logits", dl, 0, -1);
+    tagTokens(P, "d_logits", dl, R, -1);
     dlg = P.reshape(dl, {R, S, m.V}, "d_logits");
     if (d.tp)
       dlg = P.chunk(dlg, 2, p.tp, {"tp"}, "d_logits_chunk");

@@ -68,7 +68,7 @@ void Gen::endOfStep(Prog &P) {
   for (const Buf &b : bufs) {
     bool isExpert = b.epDim >= 0;
     const std::vector<std::string> &axes = isExpert ? expert : dense;
-    int64_t n = isExpert ? p.dp / p.ep : p.dp;
+    int64_t n = isExpert ? p.dp / p.ep : dpN();
     std::string gn = b.name + ".grad";
     Val g = P.bufferRead(gn, b.shape);
     // Sequence parallelism: a norm weight's gradient was computed on this
@@ -105,8 +105,10 @@ void Gen::endOfStep(Prog &P) {
     if (m.tied && p.pp > 1 && b.name == "tok_embeddings") {
       std::vector<std::vector<int64_t>> groups;
       for (int64_t dd = 0; dd < p.dp; ++dd)
-        for (int64_t t = 0; t < p.tp; ++t)
-          groups.push_back({rankOf(dd, 0, t), rankOf(dd, p.pp - 1, t)});
+        for (int64_t c = 0; c < p.cp; ++c)
+          for (int64_t t = 0; t < p.tp; ++t)
+            groups.push_back(
+                {rankOf(dd, 0, c, t), rankOf(dd, p.pp - 1, c, t)});
       g = P.allReduceGroups(g, groups, gn + "_embedding_group");
     }
     P.output(gn, g);
@@ -164,6 +166,10 @@ std::string Gen::stageProgram(int64_t s) {
   weightsIn.clear();
   shards.clear();
   Prog P("    ");
+  // Context parallelism: this rank's programs see its chunk of the
+  // sequence (the attention exchanges reach the whole of it).
+  const int64_t Sfull = S;
+  S /= p.cp;
   bool sp = p.sp && p.tp > 1;
   Dims d{B,
          m.nh / p.tp,
@@ -186,14 +192,19 @@ std::string Gen::stageProgram(int64_t s) {
   };
   int64_t dRot = m.deepseek ? m.dRope : hd;
   cosV = in("rope_cos", "rope_cos", {S, dRot / 2}, -1, -1, -1);
+  recs.back().cpDim = p.cp > 1 ? 0 : -1;
   sinV = in("rope_sin", "rope_sin", {S, dRot / 2}, -1, -1, -1);
+  recs.back().cpDim = p.cp > 1 ? 0 : -1;
   Val emb, normW, outW, dloss;
   std::vector<Val> tokens(p.mb), labels(p.mb);
   if (first) {
     emb = weight(P, "tok_embeddings", {d.V, m.H}, 0);
     for (int64_t i = 0; i < p.mb; ++i)
+    {
       tokens[i] = in("tokens", "tokens.mb" + std::to_string(i), {B, S}, 0, -1,
                      i, "i64");
+      recs.back().cpDim = p.cp > 1 ? 1 : -1;
+    }
   }
   std::map<int64_t, Vals> ws;
   for (int64_t c = 0; c < p.vpp; ++c) {
@@ -209,10 +220,16 @@ std::string Gen::stageProgram(int64_t s) {
                    : weight(P, "tok_embeddings", {d.V, m.H}, 0);
     dloss = in("dloss", "dloss", {}, -1, -1, -1);
     for (int64_t i = 0; i < p.mb; ++i)
+    {
       labels[i] = in("labels", "labels.mb" + std::to_string(i), {B, S}, 0, -1,
                      i, "i64");
+      recs.back().cpDim = p.cp > 1 ? 1 : -1;
+    }
   }
-  maskV = P.causalMask(S, "mask", m.window);
+  if (cpGather())
+    maskV = P.causalMask(S, "mask", m.window, Sfull, "cp");
+  else
+    maskV = P.causalMask(ulysses() ? Sfull : S, "mask", m.window);
 
   std::map<int64_t, std::map<int64_t, Vals>> acts;
   std::map<int64_t, Vals> heads;
@@ -263,7 +280,7 @@ std::string Gen::stageProgram(int64_t s) {
     Val dx;
     if (lastVs) {
       Val seed = dloss;
-      int64_t n = p.perRankLoss ? p.mb : p.dp * p.mb;
+      int64_t n = p.perRankLoss ? p.mb : dpN() * p.mb;
       if (n > 1)
         seed = P.scale(dloss, 1.0 / (double)n, "dloss_mb");
       dx = headBackward(P, d, gathered(P, normW), gathered(P, outW),
@@ -342,9 +359,9 @@ std::string Gen::stageProgram(int64_t s) {
       if (p.dp > 1)
         l = P.allReduceAvg(l, dpAxes(), "loss_global");
     } else {
-      if (p.dp * p.mb > 1)
-        l = P.scale(l, 1.0 / (double)(p.dp * p.mb), "loss_local");
-      if (p.dp > 1)
+      if (dpN() * p.mb > 1)
+        l = P.scale(l, 1.0 / (double)(dpN() * p.mb), "loss_local");
+      if (dpN() > 1)
         l = P.allReduce(l, dpAxes(), "loss_global");
     }
     P.output("loss", l);
@@ -352,10 +369,13 @@ std::string Gen::stageProgram(int64_t s) {
   }
   endOfStep(P);
 
+  S = Sfull;
   std::string ranks;
   for (int64_t dd = 0; dd < p.dp; ++dd)
-    for (int64_t t = 0; t < p.tp; ++t)
-      ranks += (ranks.empty() ? "" : ", ") + std::to_string(rankOf(dd, s, t));
+    for (int64_t c = 0; c < p.cp; ++c)
+      for (int64_t t = 0; t < p.tp; ++t)
+        ranks +=
+            (ranks.empty() ? "" : ", ") + std::to_string(rankOf(dd, s, c, t));
   std::string layers;
   for (int64_t c = 0; c < p.vpp; ++c) {
     auto [c0, c1] = chunkRange(s, c);
@@ -371,11 +391,16 @@ std::string Gen::lineages() {
   // One tv.lineage_map per plan tensor and pipeline stage: the block of the
   // spec tensor a rank holds is affine in its mesh coordinates (d0.. in the
   // mesh's axis order), so the statement does not grow with dp, tp or ep.
-  const bool ep = p.ep > 1;
-  const std::string dims = ep ? "(d0, d1, d2, d3)" : "(d0, d1, d2)";
-  // The data-parallel index dd = edp * ep + e, its parts, and the tp index.
+  const bool ep = p.ep > 1, cp = p.cp > 1;
+  const std::string dims =
+      ep || cp ? "(d0, d1, d2, d3)" : "(d0, d1, d2)";
+  // The data-parallel index dd = edp * ep + e, its parts, the cp and the
+  // tp index; a dense gradient's ZeRO shard is over dp x cp.
   const std::string dd = ep ? "(d0 * " + std::to_string(p.ep) + " + d1)" : "d0";
-  const std::string edp = "d0", e = ep ? "d1" : "0", t = ep ? "d3" : "d2";
+  const std::string edp = "d0", e = ep ? "d1" : "0",
+                    t = ep || cp ? "d3" : "d2", c = "d2";
+  const std::string zdd =
+      cp ? "(d0 * " + std::to_string(p.cp) + " + d2)" : dd;
   std::string out;
   for (const Rec &r : recs) {
     std::string map = "affine_map<" + dims + " -> (";
@@ -387,12 +412,17 @@ std::string Gen::lineages() {
         idx = dd + " * " + std::to_string(p.mb) + " + " + std::to_string(r.mb);
       if ((int64_t)i == r.tpDim)
         idx = t;
+      // The cp chunk, split over tp within it under sequence parallelism.
+      if ((int64_t)i == r.cpDim)
+        idx = (int64_t)i == r.tpDim
+                  ? c + " * " + std::to_string(p.tp) + " + " + t
+                  : c;
       if ((int64_t)i == r.epDim)
         idx = e;
       if ((int64_t)i == r.zDim) {
-        int64_t zn = r.zExpert ? p.dp / p.ep : p.dp;
+        int64_t zn = r.zExpert ? p.dp / p.ep : dpN();
         idx = "(" + idx + ") * " + std::to_string(zn) + " + " +
-              (r.zExpert ? edp : dd);
+              (r.zExpert ? edp : zdd);
       }
       map += (i ? ", " : "") + idx;
     }
@@ -415,6 +445,10 @@ std::string Gen::meshText() const {
     return "tv.mesh @mesh axes [\"edp\", \"ep\", \"pp\", \"tp\"] sizes [" +
            std::to_string(p.dp / p.ep) + ", " + std::to_string(p.ep) + ", " +
            std::to_string(p.pp) + ", " + std::to_string(p.tp) + "]\n";
+  if (p.cp > 1)
+    return "tv.mesh @mesh axes [\"dp\", \"pp\", \"cp\", \"tp\"] sizes [" +
+           std::to_string(p.dp) + ", " + std::to_string(p.pp) + ", " +
+           std::to_string(p.cp) + ", " + std::to_string(p.tp) + "]\n";
   return "tv.mesh @mesh axes [\"dp\", \"pp\", \"tp\"] sizes [" +
          std::to_string(p.dp) + ", " + std::to_string(p.pp) + ", " +
          std::to_string(p.tp) + "]\n";

@@ -270,7 +270,7 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
     auto m = CausalMaskOp::create(
         b, loc,
         RankedTensorType::get(ty.getShape().take_back(2), ty.getElementType()),
-        /*window=*/IntegerAttr());
+        /*window=*/IntegerAttr(), /*query_axis=*/StringAttr());
     define(p, outs[0], ReshapeOp::create(b, loc, ty, m));
   } else if (op == "FW_apply_mask") {
     auto x = in(0), m = in(1);

@@ -388,6 +388,9 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
   // excluded by assumption A4); -inf against a number is a real mismatch
   // (a missing mask).
   size_t bad = out.pairs.size();
+  result.nanElements = llvm::count_if(out.pairs, [](auto &p) {
+    return std::isnan(p.first) || std::isnan(p.second);
+  });
   for (size_t i = 0; i < out.pairs.size(); ++i)
     if (!close(out.pairs[i].first, out.pairs[i].second) &&
         !std::isnan(out.pairs[i].first) && !std::isnan(out.pairs[i].second)) {
@@ -723,6 +726,9 @@ static void exactReplay(StageOp stage, const PlanSchedule &schedule,
     Agreement a = agreement(pair.first, pair.second);
     if (a != Agreement::None) {
       ++counts[(int)a];
+      if (a == Agreement::Approximate &&
+          (std::isnan(pair.first.d) || std::isnan(pair.second.d)))
+        ++result.nanElements;
       continue;
     }
     const Check &c = out.checks[i];

@@ -479,3 +479,31 @@ tv.spec @s {
   // expected-error @+1 {{'tv.vocab_mask' op has a vocab_axis but runs on one device (not in a plan)}}
   %0 = tv.vocab_mask {vocab_size = 6 : i64, vocab_axis = "tp"} : tensor<4x8xi1>
 }
+
+// -----
+
+// causal_mask with query_axis
+tv.spec @s {
+  // expected-error @+1 {{'tv.causal_mask' op has a query_axis but runs on one device (not in a plan)}}
+  %0 = tv.causal_mask {query_axis = "cp"} : tensor<4x8xi1>
+}
+
+// -----
+
+tv.mesh @m axes ["cp"] sizes [2]
+tv.plan @p mesh @m micro_batches 1 {
+  tv.rank_program [0, 1] {
+    // expected-error @+1 {{'tv.causal_mask' op query_axis 'tp' is not an axis of mesh @m}}
+    %0 = tv.causal_mask {query_axis = "tp"} : tensor<4x8xi1>
+  }
+}
+
+// -----
+
+tv.mesh @m axes ["cp"] sizes [4]
+tv.plan @p mesh @m micro_batches 1 {
+  tv.rank_program [0, 1, 2, 3] {
+    // expected-error @+1 {{'tv.causal_mask' op has 8 keys, expected the 4 query blocks of axis 'cp' (16)}}
+    %0 = tv.causal_mask {query_axis = "cp"} : tensor<4x8xi1>
+  }
+}

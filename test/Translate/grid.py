@@ -17,7 +17,8 @@ without ZeRO.
 Depth is max(2, pp) layers. Six more plans take the interleaved schedule
 (--vpp 2, four layers over two pipeline ranks), and four a padded
 vocabulary (--make-vocab-size-divisible-by 3, or 12 for a whole shard of
-padding).
+padding), and ten context parallelism (cp 2 or 4, --cp-comm a2a or
+allgather).
 Any outcome but "proven" fails the test and names the configuration.
 """
 import concurrent.futures as cf
@@ -84,6 +85,27 @@ for model, par, extra in (
     if "--make-vocab-size-divisible-by" not in extra:
         extra = extra + ["--make-vocab-size-divisible-by", "3"]
     jobs.append((model, par, extra, 2))
+
+# Context parallelism (cp in {2, 4}; DeepSpeed-Ulysses all-to-all) with the
+# options it combines with.
+for model, par, extra, layers in (
+        ("llama", "dp=1 cp=4 tp=1 pp=2 mb=2", [], 2),
+        ("llama", "dp=2 cp=2 tp=2 pp=1 mb=2", ["--sp", "--zero", "2"], 2),
+        ("qwen2", "dp=2 cp=2 tp=1 pp=2 mb=1",
+         ["--optimizer", "adam", "--zero", "1"], 2),
+        ("mistral", "dp=1 cp=2 tp=2 pp=2 mb=2", ["--vpp", "2"], 4),
+        ("qwen3", "dp=2 cp=2 tp=2 pp=2 mb=2", ["--zero", "3"], 2)):
+    jobs.append((model, par, extra + ["--cp-comm", "a2a"], layers))
+# ... and with all-gathered keys and values (torchtitan), GQA with fewer
+# key/value heads per tp rank than cp among them.
+for model, par, extra, layers in (
+        ("llama", "dp=2 cp=4 tp=1 pp=1 mb=1", ["--zero", "3"], 2),
+        ("llama", "dp=1 cp=2 tp=2 pp=2 mb=2", ["--sp"], 2),
+        ("qwen3", "dp=2 cp=2 tp=2 pp=1 mb=2",
+         ["--zero", "2", "--optimizer", "adam"], 2),
+        ("mistral", "dp=2 cp=2 tp=1 pp=2 mb=2", [], 2),
+        ("qwen2", "dp=1 cp=4 tp=2 pp=2 mb=4", ["--vpp", "2"], 4)):
+    jobs.append((model, par, extra + ["--cp-comm", "allgather"], layers))
 
 
 def run(job):

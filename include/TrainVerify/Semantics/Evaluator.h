@@ -127,6 +127,69 @@ template <typename D> struct Evaluator {
     return s;
   }
 
+  /// softmax(xs)_i = exp(x_i) / sum_j exp(x_j), and log sum_j exp(x_j).
+  /// The meaning is the plain formula; real readings (the concrete
+  /// interpreter's doubles, the exact interpreter's double reading) are
+  /// computed relative to the largest element, the same quotient and the
+  /// same logarithm less that element, which does not overflow where
+  /// exp(x) alone would (a score past 709). The exact reading is the
+  /// plain formula's.
+  llvm::SmallVector<V> softmax(llvm::ArrayRef<V> xs) {
+    llvm::SmallVector<V> e, r;
+    for (const V &x : xs)
+      e.push_back(d.exp(x));
+    V s = sum(e);
+    for (const V &ej : e)
+      r.push_back(d.div(ej, s));
+    if constexpr (!std::is_same_v<D, SymDomain>) {
+      double m = maxReal(xs), t = 0;
+      if (std::isfinite(m)) {
+        for (const V &x : xs)
+          t += std::exp(real(x) - m);
+        for (auto [i, x] : llvm::enumerate(xs))
+          setReal(r[i], std::exp(real(x) - m) / t);
+      }
+    }
+    return r;
+  }
+  V logSumExp(llvm::ArrayRef<V> xs) {
+    llvm::SmallVector<V> e;
+    for (const V &x : xs)
+      e.push_back(d.exp(x));
+    V r = d.log(sum(e));
+    if constexpr (!std::is_same_v<D, SymDomain>) {
+      double m = maxReal(xs), t = 0;
+      if (std::isfinite(m)) {
+        for (const V &x : xs)
+          t += std::exp(real(x) - m);
+        setReal(r, m + std::log(t));
+      }
+    }
+    return r;
+  }
+  static double real(const V &v) {
+    if constexpr (std::is_same_v<D, ExactDomain>)
+      return v.d;
+    else if constexpr (std::is_same_v<D, SymDomain>)
+      return 0;
+    else
+      return v;
+  }
+  static void setReal(V &v, double x) {
+    if constexpr (std::is_same_v<D, ExactDomain>) {
+      if (v.finite())
+        v.d = x;
+    } else if constexpr (!std::is_same_v<D, SymDomain>) {
+      v = x;
+    }
+  }
+  static double maxReal(llvm::ArrayRef<V> xs) {
+    double m = -INFINITY;
+    for (const V &x : xs)
+      m = std::max(m, real(x));
+    return m;
+  }
+
   /// The executing rank's coordinate along mesh axis `axis` (-1: none).
   int64_t coord(llvm::StringRef axis) {
     int64_t idx = env.mesh ? env.mesh.getAxisIndex(axis) : -1;

@@ -262,7 +262,16 @@ def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
     the wrong virtual stage of an interleaved schedule),
     padded-logits-in-loss (a padded vocabulary's logit columns reach the
     softmax: the vocabulary mask is left out, or the all-gathered logits are
-    not sliced to the real vocabulary before the loss).
+    not sliced to the real vocabulary before the loss), cp-seed-unscaled
+    (context parallelism: the loss seed lacks its 1/cp, as if each rank's
+    chunk were the whole sequence: gradients cp times the spec's),
+    ulysses-a2a-wrong-dim (a DeepSpeed-Ulysses all-to-all, of q, k, v or of
+    the attention output by `index`, concatenates along the last dimension
+    instead of its own, the result viewed as the expected shape),
+    cp-mask-misaligned (all-gathered keys and values: the causal mask of a
+    rank's block of queries is aligned to the bottom-right corner,
+    flash-attention's convention for fewer queries than keys, instead of
+    at the rank's block).
     `rank` chooses the rank (default: the first rank that has a candidate
     op); `layer` restricts candidates to the ops of one decoder layer (an op
     belongs to the layer named by the first `lK.` tag or output after it);

@@ -55,6 +55,9 @@ struct StageResult {
   /// For the exact interpreter: the lineage elements that agree exactly, by
   /// congruence, and only within the tolerance.
   size_t exactElements = 0, congruentElements = 0, approximateElements = 0;
+  /// Replays: elements not compared because a side is NaN (a division by
+  /// zero, assumption A4, or a real reading that overflowed).
+  size_t nanElements = 0;
   explicit StageResult(Location loc) : loc(loc) {}
 };
 

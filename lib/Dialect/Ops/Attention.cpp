@@ -56,6 +56,24 @@ LogicalResult CausalMaskOp::verify() {
                          << s[1] << ")";
   if (std::optional<uint64_t> w = getWindow(); w && (int64_t)*w < 1)
     return emitOpError() << "window must be at least 1, got " << (int64_t)*w;
+  if (std::optional<StringRef> axis = getQueryAxis()) {
+    auto plan = (*this)->getParentOfType<PlanOp>();
+    if (!plan)
+      return emitOpError() << "has a query_axis but runs on one device (not "
+                              "in a plan)";
+    MeshOp mesh = plan.getMeshOp();
+    if (!mesh)
+      return success();
+    int64_t i = mesh.getAxisIndex(*axis);
+    if (i < 0)
+      return emitOpError() << "query_axis '" << *axis
+                           << "' is not an axis of mesh @" << mesh.getSymName();
+    if (s[1] != s[0] * mesh.getSizes()[i])
+      return emitOpError() << "has " << s[1] << " keys, expected the "
+                           << mesh.getSizes()[i] << " query blocks of axis '"
+                           << *axis << "' (" << s[0] * mesh.getSizes()[i]
+                           << ")";
+  }
   return success();
 }
 
@@ -126,6 +144,12 @@ static EvalStatus evaluate(CausalMaskOp o, Evaluator<D> &ev) {
   Shape rs = ev.result();
   T res = ev.make(rs);
   int64_t off = rs[1] - rs[0];
+  if (std::optional<StringRef> axis = o.getQueryAxis()) {
+    int64_t c = ev.coord(*axis);
+    if (c < 0)
+      return "query_axis '" + axis->str() + "' is not a mesh axis";
+    off = c * rs[0];
+  }
   std::optional<uint64_t> w = o.getWindow();
   for (int64_t i = 0; i < rs[0]; ++i)
     for (int64_t j = 0; j < rs[1]; ++j)
@@ -196,12 +220,19 @@ TV_SHAPE_RULE_BY(RotaryGradOp, rotaryShapeRule)
 
 void CausalMaskOp::addShapeConstraints(ShapeConstraints &c) {
   CausalMaskOp o = *this;
-  if (getWindow())
-    c.fix(o->getResult(0)); // the window is a size, not a ratio
-  else if (shapeOf(o->getResult(0))[0] == shapeOf(o->getResult(0))[1])
-    c.equal(o, key(o->getResult(0), 0), key(o->getResult(0), 1));
-  else
-    c.fix(o->getResult(0));
+  Value r = o->getResult(0);
+  ArrayRef<int64_t> s = shapeOf(r);
+  if (getWindow()) {
+    c.fix(r); // the window is a size, not a ratio
+  } else if (getQueryAxis() && s[0] > 0 && s[1] % s[0] == 0) {
+    // The rank's block of queries against the whole sequence: the keys
+    // stay the blocks' count times the queries.
+    c.linear(o, {{1, key(r, 1)}}, {{s[1] / s[0], key(r, 0)}});
+  } else if (s[0] == s[1]) {
+    c.equal(o, key(r, 0), key(r, 1));
+  } else {
+    c.fix(r);
+  }
 }
 
 static void applyMaskShapeRule(Operation *o, ShapeConstraints &c) {

@@ -67,18 +67,17 @@ template <typename D>
 static EvalStatus evaluate(SoftmaxOp o, Evaluator<D> &ev) {
   using V = typename D::V;
   using T = Tensor<typename D::V>;
-  D &d = ev.d;
   auto in = ev.in;
   auto &out = ev.out;
   const T &x = *in[0];
   T res = ev.make(x.shape);
   ev.forLines(x.shape, o.getDim(), [&](ArrayRef<int64_t> line) {
-    SmallVector<V> e;
+    SmallVector<V> row;
     for (int64_t i : line)
-      e.push_back(d.exp(x.data[i]));
-    V s = ev.sum(e);
+      row.push_back(x.data[i]);
+    SmallVector<V> sm = ev.softmax(row);
     for (auto [j, i] : llvm::enumerate(line))
-      res.data[i] = d.div(e[j], s);
+      res.data[i] = sm[j];
   });
   out.push_back(std::move(res));
   return std::nullopt;

@@ -150,24 +150,21 @@ static std::vector<SmallVector<int64_t>> groupsOf(Evaluator<D> &ev, OpT o,
   return out;
 }
 
-/// The sum of exp over one reduced group.
-template <typename D>
-static typename D::V sumExp(D &d, const Tensor<typename D::V> &x,
-                            ArrayRef<int64_t> group) {
-  typename D::V s = d.zero();
+/// The elements of one reduced group.
+template <typename V>
+static SmallVector<V> gather(const Tensor<V> &x, ArrayRef<int64_t> group) {
+  SmallVector<V> v;
   for (int64_t i : group)
-    s = d.add(s, d.exp(x.data[i]));
-  return s;
+    v.push_back(x.data[i]);
+  return v;
 }
 
 template <typename D>
 static EvalStatus evaluate(LogSumExpOp o, Evaluator<D> &ev) {
-  D &d = ev.d;
   const Tensor<typename D::V> &x = *ev.in[0];
   Tensor<typename D::V> res = ev.make(ev.result());
-  for (auto [r, group] : llvm::enumerate(groupsOf(ev, o, x, res.data.size()))) {
-    res.data[r] = d.log(sumExp(d, x, group));
-  }
+  for (auto [r, group] : llvm::enumerate(groupsOf(ev, o, x, res.data.size())))
+    res.data[r] = ev.logSumExp(gather(x, group));
   ev.out.push_back(std::move(res));
   return std::nullopt;
 }
@@ -179,9 +176,9 @@ static EvalStatus evaluate(LogSumExpGradOp o, Evaluator<D> &ev) {
   const Tensor<typename D::V> &x = *ev.in[0], &g = *ev.in[1];
   Tensor<typename D::V> res = ev.make(x.shape);
   for (auto [r, group] : llvm::enumerate(groupsOf(ev, o, x, g.data.size()))) {
-    typename D::V s = sumExp(d, x, group);
-    for (int64_t i : group)
-      res.data[i] = d.mul(g.data[r], d.div(d.exp(x.data[i]), s));
+    auto sm = ev.softmax(gather(x, group));
+    for (auto [j, i] : llvm::enumerate(group))
+      res.data[i] = d.mul(g.data[r], sm[j]);
   }
   ev.out.push_back(std::move(res));
   return std::nullopt;

@@ -206,11 +206,8 @@ static EvalStatus evaluate(CrossEntropyOp, Evaluator<D> &ev) {
   V total = d.zero();
   for (int64_t i = 0; i < n; ++i) {
     ArrayRef<V> row(l.data.data() + i * v, v);
-    SmallVector<V> e;
-    for (V x : row)
-      e.push_back(d.exp(x));
-    total =
-        d.add(total, d.sub(d.log(ev.sum(e)), d.select(lab.data[i], 0, row)));
+    total = d.add(total,
+                  d.sub(ev.logSumExp(row), d.select(lab.data[i], 0, row)));
   }
   T res = ev.make({});
   res.data[0] = d.divInt(total, n);
@@ -233,13 +230,11 @@ static EvalStatus evaluate(CrossEntropyGradOp, Evaluator<D> &ev) {
   T res = ev.make(l.shape);
   V scale = d.divInt(g.data[0], n);
   for (int64_t i = 0; i < n; ++i) {
-    SmallVector<V> e;
-    for (int64_t j = 0; j < v; ++j)
-      e.push_back(d.exp(l.data[i * v + j]));
-    V s = ev.sum(e);
+    SmallVector<V> sm =
+        ev.softmax(ArrayRef<V>(l.data.data() + i * v, v));
     for (int64_t j = 0; j < v; ++j)
       res.data[i * v + j] = d.mul(
-          scale, d.sub(d.div(e[j], s), d.select(lab.data[i], j, {d.one()})));
+          scale, d.sub(sm[j], d.select(lab.data[i], j, {d.one()})));
   }
   out.push_back(std::move(res));
   return std::nullopt;

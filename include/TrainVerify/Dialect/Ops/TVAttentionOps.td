@@ -35,8 +35,13 @@ def TV_CausalMaskOp : TV_ComputeOp<"causal_mask", [
     (Mistral's sliding window), also `i + offset - j < window`: a query sees
     only the `window` most recent keys, itself included. A windowed mask
     keeps its sizes under shape reduction (the window is not a ratio).
+    With `query_axis` (context parallelism that all-gathers keys and
+    values) the queries are the rank's block of the sequence: `offset` is
+    the rank's coordinate on that mesh axis times `s_q`, and `s_k` is the
+    axis size times `s_q` (the whole sequence).
   }];
-  let arguments = (ins OptionalAttr<I64Attr>:$window);
+  let arguments = (ins OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<StrAttr>:$query_axis);
   let results = (outs RankedTensorOf<[I1]>:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;
