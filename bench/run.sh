@@ -54,6 +54,10 @@ row "llama3-8b dp2 tp2 pp2 mb2, 32 layers" llama3-8b "dp=2 tp=2 pp=2 mb=2" ""
 row "llama3-8b dp2 tp2 pp2 mb2, 32 layers, bug rank-scale rank=6 layer=20" llama3-8b "dp=2 tp=2 pp=2 mb=2" "" 900 "" "bug=rank-scale rank=6 layer=20"
 row "tiny-deepseek dp4 tp2 pp2 mb2 ep2 sp zero2" tiny-deepseek "dp=4 tp=2 pp=2 mb=2 ep=2" "" 900 "--sp --zero 2"
 row "deepseek-v3-671b dp4 tp2 pp2 mb2 ep2 sp zero2, 4 layers" deepseek-v3-671b "dp=4 tp=2 pp=2 mb=2 ep=2" 4 900 "--sp --zero 2"
+# Context parallelism (issue 18): 4-rank dp2 x cp2 and 2-rank cp2 blocks.
+row "tiny-llama dp2 cp2, Ulysses (a2a)" tiny-llama "dp=2 cp=2" "" 900 "--cp-comm a2a"
+row "tiny-llama cp2, Ulysses (a2a)" tiny-llama "cp=2" "" 900 "--cp-comm a2a"
+row "tiny-llama dp2 cp2, all-gathered KV" tiny-llama "dp=2 cp=2" "" 900 "--cp-comm allgather"
 if [ $quick = 0 ]; then
   row "llama3-8b dp512" llama3-8b "dp=512" ""
   row "llama3-8b dp512, bug rank-scale rank=301 layer=17" llama3-8b "dp=512" "" 900 "" "bug=rank-scale rank=301 layer=17"
@@ -61,6 +65,8 @@ if [ $quick = 0 ]; then
   row "llama3-8b dp64 tp8, 8 layers, bug rank-scale rank=301 layer=5" llama3-8b "dp=64 tp=8" 8 900 "" "bug=rank-scale rank=301 layer=5"
   row "llama3-70b dp16 tp8 pp4 mb32" llama3-70b "dp=16 tp=8 pp=4 mb=32" ""
   row "llama3-70b dp16 tp8 pp4 mb32, bug rank-scale rank=301 layer=25" llama3-70b "dp=16 tp=8 pp=4 mb=32" "" 900 "" "bug=rank-scale rank=301 layer=25"
+  row "llama3-70b dp8 cp4 tp8 pp4 mb8, all-gathered KV" llama3-70b "dp=8 cp=4 tp=8 pp=4 mb=8" "" 900 "--cp-comm allgather"
+  row "llama3-70b dp8 cp4 tp8 pp4 mb8, all-gathered KV, bug cp-mask-misaligned" llama3-70b "dp=8 cp=4 tp=8 pp=4 mb=8" "" 900 "--cp-comm allgather" "bug=cp-mask-misaligned"
   # The two largest plans at their full mesh and micro-batches with one layer
   # per pipeline stage, then whole (each generates in 3 to 5 minutes).
   row "llama3-405b dp64 tp8 pp16 mb16, 16 layers" llama3-405b "dp=64 tp=8 pp=16 mb=16" 16

@@ -728,8 +728,8 @@ private:
   Vals headForward(Prog &P, const Dims &d, const Val &normW, const Val &outW,
                    const Val &x, const Val &labels);
   /// Tags a tensor whose first dimension is the flattened tokens of
-  /// `rows` sequences.
-  void tagTokens(Prog &P, const std::string &name, const Val &v, int64_t rows,
+  /// `rows` sequences; returns the value to read on.
+  Val tagTokens(Prog &P, const std::string &name, const Val &v, int64_t rows,
                  int64_t tpDim);
   /// Attention exchanges by all-to-all (DeepSpeed-Ulysses) in this program.
   bool ulysses() const { return inPlan && p.cp > 1 && p.cpA2A; }

@@ -718,15 +718,21 @@ void Gen::embedBackward(Prog &P, const Dims &d, const Val &tokens,
   grad(P, "tok_embeddings", g, 0);
 }
 
-void Gen::tagTokens(Prog &P, const std::string &name, const Val &v,
-                    int64_t rows, int64_t tpDim) {
+Val Gen::tagTokens(Prog &P, const std::string &name, const Val &v,
+                   int64_t rows, int64_t tpDim) {
   // Under context parallelism a rank's tokens are a block of each row's
-  // sequence, not of the flattened tokens: tagged as [rows, seq, ...].
-  if (p.cp == 1)
-    return T(P, name, v, 0, tpDim);
+  // sequence, not of the flattened tokens: tagged as [rows, seq, ...], and
+  // what follows reads the tagged tensor (flattened again), so that the
+  // tag is a cut of the stages.
+  if (p.cp == 1) {
+    T(P, name, v, 0, tpDim);
+    return v;
+  }
   Shape s{rows, v.s[0] / rows};
   s.insert(s.end(), v.s.begin() + 1, v.s.end());
-  T(P, name, P.reshape(v, s, name + "_rows"), 0, tpDim < 0 ? -1 : tpDim + 1);
+  Val r = P.reshape(v, s, name + "_rows");
+  T(P, name, r, 0, tpDim < 0 ? -1 : tpDim + 1);
+  return P.reshape(r, v.s, name + "_flat");
 }
 
 Vals Gen::headForward(Prog &P, const Dims &d, const Val &normW,
@@ -748,8 +754,8 @@ Vals Gen::headForward(Prog &P, const Dims &d, const Val &normW,
   // then a mean of them, not every micro-batch's cross-entropy at once.
   if (!p.gatherLogits && (d.tp || (!inPlan && p.tp > 1))) {
     bool sharded = d.tp;
-    Val lf = P.reshape(lg, {R * S, d.V}, "logits_flat");
-    tagTokens(P, "logits", lf, R, sharded ? 1 : -1);
+    Val lf = tagTokens(P, "logits", P.reshape(lg, {R * S, d.V}, "logits_flat"),
+                       R, sharded ? 1 : -1);
     h["logits"] = lf;
     // The plan subtracts the row's max before exp, as Megatron does; the
     // spec does not (the two are equal by the exp and log rules, decision
@@ -782,14 +788,14 @@ Vals Gen::headForward(Prog &P, const Dims &d, const Val &normW,
     h["sum_exp"] = se;
     Val li = P.binary("sub", P.unary("log", se, "log_sum_exp"), t,
                       "token_loss");
-    tagTokens(P, "token_loss", li, R, -1);
+    li = tagTokens(P, "token_loss", li, R, -1);
     h["loss"] = P.mean(li, 0, "loss");
     return h;
   }
   if (d.tp)
     lg = P.allGather(lg, 2, p.tp, {"tp"}, "logits");
-  h["logits"] = P.reshape(lg, {R * S, m.V}, "logits_flat");
-  tagTokens(P, "logits", h["logits"], R, -1);
+  h["logits"] = tagTokens(P, "logits", P.reshape(lg, {R * S, m.V}, "logits_flat"),
+                          R, -1);
   if (m.padded())
     h["logits_real"] =
         P.slice(h["logits"], {0, 0}, {R * S, m.vocab}, "logits_real");
@@ -818,14 +824,14 @@ Val Gen::headBackward(Prog &P, const Dims &d, const Val &normW,
                       m.padded() ? "d_logits_masked" : "d_logits_flat");
     if (m.padded())
       dl = P.applyMask(dl, h["vocab_mask"], "d_logits_flat", /*grad=*/true);
-    tagTokens(P, "d_logits", dl, R, 1);
+    dl = tagTokens(P, "d_logits", dl, R, 1);
     dlg = P.reshape(dl, {R, S, d.V}, "d_logits");
   } else {
     Val dl = P.crossEntropyGrad(m.padded() ? h["logits_real"] : h["logits"],
                                 h["labels"], seed, "d_logits_flat");
     if (m.padded())
       dl = P.sliceGrad(dl, {0, 0}, {R * S, m.V}, "d_logits_padded");
-    tagTokens(P, "d_logits", dl, R, -1);
+    dl = tagTokens(P, "d_logits", dl, R, -1);
     dlg = P.reshape(dl, {R, S, m.V}, "d_logits");
     if (d.tp)
       dlg = P.chunk(dlg, 2, p.tp, {"tp"}, "d_logits_chunk");
