@@ -200,3 +200,54 @@ TEST_F(TermFixture, MaskedEntriesLeaveSoftmax) {
     EXPECT_NEAR(e.eval(m), mx, 0);
   }
 }
+
+// Flash attention's backward forms D = rowsum(dO o O) from the saved
+// output where the textbook softmax backward has rowsum(dP o P); with O
+// the online softmax's normalized output (running max m, sum l, lse = m +
+// log l) and P_j = exp(s_j - lse), both are one term, and the evaluator
+// agrees with direct computation.
+TEST_F(TermFixture, FlashBackwardRowsumIsTheSoftmaxOne) {
+  TermId s0 = a, s1 = b, s2 = x;
+  TermId v0 = c.var("v0"), v1 = c.var("v1"), v2 = c.var("v2");
+  TermId g = c.var("g"); // dO (one head dimension)
+  // Two blocks: {s0, s1} then {s2}, rescaled by exp(m1 - m2).
+  TermId m1 = c.max({s0, s1}), m2 = c.max({m1, s2});
+  TermId l1 = c.add(c.exp(c.sub(s0, m1)), c.exp(c.sub(s1, m1)));
+  TermId o1 = c.add(c.mul(c.exp(c.sub(s0, m1)), v0),
+                    c.mul(c.exp(c.sub(s1, m1)), v1));
+  TermId alpha = c.exp(c.sub(m1, m2));
+  TermId l2 = c.add(c.mul(alpha, l1), c.exp(c.sub(s2, m2)));
+  TermId o2 = c.add(c.mul(alpha, o1), c.mul(c.exp(c.sub(s2, m2)), v2));
+  TermId out = c.div(o2, l2);
+  TermId lse = c.add(m2, c.log(l2));
+  auto prob = [&](TermId sj) { return c.exp(c.sub(sj, lse)); };
+  TermId flashD = c.mul(g, out);
+  TermId textbookD = c.add(c.add(c.mul(prob(s0), c.mul(g, v0)),
+                                 c.mul(prob(s1), c.mul(g, v1))),
+                           c.mul(prob(s2), c.mul(g, v2)));
+  EXPECT_EQ(flashD, textbookD);
+  // The plain softmax output, as the spec computes it.
+  TermId q = c.add(c.add(c.exp(s0), c.exp(s1)), c.exp(s2));
+  TermId plain = c.div(
+      c.add(c.add(c.mul(c.exp(s0), v0), c.mul(c.exp(s1), v1)),
+            c.mul(c.exp(s2), v2)),
+      q);
+  EXPECT_EQ(out, plain);
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<double> dist(-3, 3);
+  for (int i = 0; i < 20; ++i) {
+    std::vector<double> val(c.numVars());
+    for (double &d : val)
+      d = dist(rng);
+    TermEvaluator e(c, val);
+    double S[3] = {val[0], val[1], val[2]}, V[3] = {e.eval(v0), e.eval(v1),
+                                                    e.eval(v2)};
+    double den = 0, num = 0;
+    for (int j = 0; j < 3; ++j) {
+      den += std::exp(S[j]);
+      num += std::exp(S[j]) * V[j];
+    }
+    EXPECT_NEAR(e.eval(out), num / den, 1e-12);
+    EXPECT_NEAR(e.eval(flashD), e.eval(g) * num / den, 1e-12);
+  }
+}

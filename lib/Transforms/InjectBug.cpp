@@ -62,6 +62,38 @@ RecvOp nextSameChannel(RecvOp recv) {
   return {};
 }
 
+/// A point-to-point transfer of the context-parallel ring.
+bool onCpRing(Operation *op) {
+  if (auto r = dyn_cast<RecvOp>(op))
+    return r.getPeerAxis() && *r.getPeerAxis() == "cp";
+  if (auto s = dyn_cast<SendOp>(op))
+    return s.getPeerAxis() && *s.getPeerAxis() == "cp";
+  return false;
+}
+
+/// The block a ring step held before `recv`'s: the input of the send at
+/// the same position of the same exchange (the contiguous run of ring
+/// transfers around `recv`).
+Value previousBlock(RecvOp recv) {
+  Operation *first = recv, *last = recv;
+  while (first->getPrevNode() && onCpRing(first->getPrevNode()))
+    first = first->getPrevNode();
+  while (last->getNextNode() && onCpRing(last->getNextNode()))
+    last = last->getNextNode();
+  SmallVector<RecvOp> recvs;
+  SmallVector<SendOp> sends;
+  for (Operation *op = first;; op = op->getNextNode()) {
+    if (auto r = dyn_cast<RecvOp>(op))
+      recvs.push_back(r);
+    else
+      sends.push_back(cast<SendOp>(op));
+    if (op == last)
+      break;
+  }
+  size_t pos = llvm::find(recvs, recv) - recvs.begin();
+  return pos < sends.size() ? sends[pos].getInput() : Value();
+}
+
 /// Whether a collective's axes are exactly `axis`.
 bool onlyAxis(std::optional<ArrayAttr> axes, StringRef axis) {
   return axes && axes->size() == 1 &&
@@ -351,6 +383,27 @@ void InjectBugPass::runOnOperation() {
       auto sc = dyn_cast<ScaleOp>(op);
       return sc && sc.getInput().getDefiningOp<InputOp>();
     };
+  } else if (b == "ring-stale-kv") {
+    // Ring attention: a step computes with the key or value block it held
+    // before (the one it just passed on) instead of the one it received.
+    pred = [](Operation *op) {
+      auto r = dyn_cast<RecvOp>(op);
+      return r && onCpRing(r) && previousBlock(r) &&
+             llvm::any_of(r->getUsers(),
+                          [](Operation *u) { return !isa<SendOp>(u); });
+    };
+  } else if (b == "ring-missing-rescale") {
+    // Online softmax: the running sum is not rescaled by exp(m_old - m_new)
+    // when a block raises the running max.
+    pred = [](Operation *op) {
+      auto mul = dyn_cast<MulOp>(op);
+      if (!mul || mul.getLhs().getType() != mul.getRhs().getType())
+        return false;
+      auto e = mul.getLhs().getDefiningOp<ExpOp>();
+      auto sub = e ? e.getInput().getDefiningOp<SubOp>() : SubOp();
+      return sub && sub.getLhs().getDefiningOp<MaxOp>() &&
+             sub.getRhs().getDefiningOp<MaxOp>();
+    };
   } else if (b == "cp-mask-misaligned") {
     // All-gathered keys and values: the causal mask of a rank's block of
     // queries against the whole sequence aligned to the bottom-right
@@ -443,7 +496,8 @@ void InjectBugPass::runOnOperation() {
         "sp-missing-weight-grad-reduce", "sp-moe-output-not-reduced",
         "expert-grad-wrong-divide", "pp-recv-swapped",
         "padded-logits-in-loss", "cp-seed-unscaled",
-        "ulysses-a2a-wrong-dim", "cp-mask-misaligned"};
+        "ulysses-a2a-wrong-dim", "cp-mask-misaligned", "ring-stale-kv",
+        "ring-missing-rescale"};
     InFlightDiagnostic d = module.emitError()
                            << "unknown bug class '" << b << "'; the classes are ";
     llvm::interleaveComma(classes, d);
@@ -574,6 +628,18 @@ void InjectBugPass::runOnOperation() {
     sc.setScalarAttr(bld.getF64FloatAttr(sc.getScalar().convertToDouble() *
                                          (double)mesh.getSizes()[i]));
     tag(sc);
+  } else if (b == "ring-stale-kv") {
+    auto r = cast<RecvOp>(target);
+    Value stale = previousBlock(r);
+    r.getResult().replaceUsesWithIf(stale, [](OpOperand &use) {
+      return !isa<SendOp>(use.getOwner());
+    });
+    tag(r);
+  } else if (b == "ring-missing-rescale") {
+    auto mul = cast<MulOp>(target);
+    mul.getResult().replaceAllUsesWith(mul.getRhs());
+    tag(mul.getLhs().getDefiningOp());
+    mul->erase();
   } else if (b == "cp-mask-misaligned") {
     auto m = cast<CausalMaskOp>(target);
     m.removeQueryAxisAttr();

@@ -108,7 +108,10 @@ static llvm::cl::opt<std::string> clCpComm(
                    "all-to-all from sequence- to head-sharded and back) or "
                    "'allgather' (torchtitan, the Llama 3 paper, Transformer "
                    "Engine's all_gather: keys and values all-gathered, "
-                   "their gradients reduce-scattered)"),
+                   "their gradients reduce-scattered) or 'p2p' (Megatron-LM "
+                   "and Transformer Engine's ring attention: key/value blocks "
+                   "passed around the cp ring, online softmax, the backward "
+                   "ring carrying their gradients home)"),
     llvm::cl::init(""));
 static llvm::cl::opt<int64_t> clZero(
     "zero",
@@ -623,13 +626,16 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
   }
   if (pc.cp > 1) {
     check(!clCpComm.empty(),
-          "cp=" + Twine(pc.cp) + " needs --cp-comm: 'a2a' (DeepSpeed-Ulysses) "
-          "or 'allgather' (torchtitan); the ring exchange (Megatron-LM's "
-          "p2p) is not generated");
-    check(clCpComm.empty() || clCpComm == "a2a" || clCpComm == "allgather",
-          "--cp-comm must be 'a2a' or 'allgather', got '" + Twine(clCpComm) +
-              "' (the ring exchange, Megatron-LM's p2p, is not generated)");
+          "cp=" + Twine(pc.cp) + " needs --cp-comm: 'p2p' (Megatron-LM's ring "
+          "attention), 'a2a' (DeepSpeed-Ulysses) or 'allgather' (torchtitan)");
+    check(clCpComm.empty() || clCpComm == "a2a" || clCpComm == "allgather" ||
+              clCpComm == "p2p",
+          "--cp-comm must be 'p2p', 'a2a' or 'allgather', got '" +
+              Twine(clCpComm) + "'");
     pc.cpA2A = clCpComm == "a2a";
+    pc.cpRing = clCpComm == "p2p";
+    check(!pc.cpRing || !mc.window,
+          "--cp-comm p2p with a sliding window (Mistral) is not generated");
     check(!mc.deepseek, "context parallelism (cp=" + Twine(pc.cp) +
                             ") is not generated for DeepSeek-V3 (MLA, MoE)");
     check(!pc.perRankLoss,

@@ -558,17 +558,19 @@ public:
   }
   /// A point-to-point message along pp; `tag` separates the channels of
   /// one pair of ranks (0: written out never).
-  void send(const Val &x, int64_t offset, int64_t tag = 0) {
+  void send(const Val &x, int64_t offset, int64_t tag = 0,
+            StringRef axis = "pp") {
     std::vector<std::string> items{
-        "peer_axis = \"pp\"",
+        "peer_axis = \"" + axis.str() + "\"",
         "peer_offset = " + std::to_string(offset) + " : i64"};
     if (tag)
       items.push_back("tag = " + std::to_string(tag) + " : i64");
     line("tv.send " + x.ref() + attrs(items) + " : " + x.ty());
   }
-  Val recv(const Shape &s, int64_t offset, StringRef hint, int64_t tag = 0) {
+  Val recv(const Shape &s, int64_t offset, StringRef hint, int64_t tag = 0,
+           StringRef axis = "pp") {
     std::vector<std::string> items{
-        "peer_axis = \"pp\"",
+        "peer_axis = \"" + axis.str() + "\"",
         "peer_offset = " + std::to_string(offset) + " : i64"};
     if (tag)
       items.push_back("tag = " + std::to_string(tag) + " : i64");
@@ -643,7 +645,7 @@ struct ParCfg {
   /// Engine's "a2a") or all-gathers keys and values (torchtitan, the
   /// Llama 3 paper; Transformer Engine's "all_gather").
   int64_t cp = 1;
-  bool cpA2A = false;
+  bool cpA2A = false, cpRing = false;
 };
 
 /// One plan tensor that a lineage refers to, on every rank of one pipeline
@@ -734,7 +736,44 @@ private:
   /// Attention exchanges by all-to-all (DeepSpeed-Ulysses) in this program.
   bool ulysses() const { return inPlan && p.cp > 1 && p.cpA2A; }
   /// Attention all-gathers keys and values over cp in this program.
-  bool cpGather() const { return inPlan && p.cp > 1 && !p.cpA2A; }
+  bool cpGather() const {
+    return inPlan && p.cp > 1 && !p.cpA2A && !p.cpRing;
+  }
+  /// Ring attention over cp (Megatron-LM / Transformer Engine's p2p): the
+  /// programs are per cp coordinate (`curCp`).
+  bool cpRing() const { return inPlan && p.cp > 1 && p.cpRing; }
+  int64_t curCp = 0;
+  /// One step of the cp ring: sends `out` to the next cp rank and returns
+  /// what the previous one sent (even coordinates send first, odd ones
+  /// receive first, so that blocking transfers complete).
+  std::vector<Val> ringExchange(Prog &P, const std::vector<Val> &out,
+                                StringRef hint) {
+    int64_t n = p.cp, c = curCp;
+    int64_t toNext = (c + 1) % n - c, toPrev = (c + n - 1) % n - c;
+    std::vector<Val> in;
+    auto sendAll = [&] {
+      for (const Val &v : out)
+        P.send(v, toNext, 0, "cp");
+    };
+    if (c % 2 == 0)
+      sendAll();
+    for (const Val &v : out)
+      in.push_back(P.recv(v.s, toPrev, hint, 0, "cp"));
+    if (c % 2 == 1)
+      sendAll();
+    return in;
+  }
+  /// Grouped-query attention: key/value heads repeated for their query
+  /// heads ([rows, heads, seq, hd]), and the gradients summed back.
+  Val repeatKv(Prog &P, const Val &t, int64_t R, StringRef hint);
+  Val unrepeatKv(Prog &P, const Val &t, int64_t R, StringRef hint);
+  /// Ring attention's forward on this rank's queries; fills a["o_heads"]
+  /// (normalized output [rows, heads, seq, hd]) and a["lse"].
+  void ringForward(Prog &P, Vals &a, int64_t R);
+  /// Its backward from dO [rows, heads, seq, hd]: dq, and the gradients of
+  /// this rank's own key and value blocks (unrepeated).
+  std::tuple<Val, Val, Val> ringBackward(Prog &P, Vals &a, const Val &dO,
+                                         int64_t R);
   Val headBackward(Prog &P, const Dims &d, const Val &normW, const Val &outW,
                    Vals &h, const Val &seed);
 
@@ -772,6 +811,7 @@ private:
 
   std::string spec();
   std::string stageProgram(int64_t stage);
+  std::string stageProgramOne(int64_t stage);
   void endOfStep(Prog &P);
   std::string lineages();
   std::string meshText() const;

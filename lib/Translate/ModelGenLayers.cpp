@@ -240,17 +240,19 @@ void Gen::attnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
       a["k"] = P.allGather(a["k"], 2, p.cp, {"cp"}, "k_full");
       a["v"] = P.allGather(a["v"], 2, p.cp, {"cp"}, "v_full");
     }
-    // Grouped-query attention: query head j reads key/value head j / rep.
-    auto repeat = [&](const Val &t, StringRef hint) {
-      if (rep == 1)
-        return t;
-      int64_t n = t.s[1], sq = t.s[2];
-      Val r = P.reshape(t, {R, n, 1, sq, hd}, hint);
-      Val b = P.broadcast(r, {R, n, rep, sq, hd}, hint);
-      return P.reshape(b, {R, n * rep, sq, hd}, hint);
-    };
-    a["kRep"] = repeat(a["k"], "k_rep");
-    a["vRep"] = repeat(a["v"], "v_rep");
+    if (cpRing()) {
+      // Ring attention: this rank's queries against every rank's key and
+      // value blocks in turn, with an online softmax.
+      ringForward(P, a, R);
+      Val ot = P.transpose(a["o_heads"], {0, 2, 1, 3}, "attn");
+      a["o"] = P.reshape(ot, {R, S, d.nh * hd}, "attn_o");
+      T(P, lname(k, "attn_o"), a["o"], 0, 2);
+      a["ao_part"] =
+          P.linear(a["o"], w.at("wo"), d.tp ? "attn_out_part" : "attn_out");
+      return;
+    }
+    a["kRep"] = repeatKv(P, a["k"], R, "k_rep");
+    a["vRep"] = repeatKv(P, a["v"], R, "v_rep");
   } else {
     // MLA. Queries: [R, S, nh * (nope + rope)]; the rope part is rotated.
     // Under sequence parallelism the down-projections and their norms run
@@ -535,26 +537,31 @@ std::pair<Val, Val> Gen::attnBackward(Prog &P, const Dims &d, const Vals &w,
   if (ulysses())
     do4 = P.allToAll(do4, 2, 1, p.cp, {"cp"}, "d_attn_heads");
   Val dot = P.transpose(do4, {0, 2, 1, 3}, "d_attn");
-  Val dpr = P.matmul(dot, a["vRep"], false, true, "d_probs");
-  tagCpDim = 2;
-  if (!ulysses())
-    T(P, lname(k, "d_probs"), dpr, 0, 1);
-  Val dvRep = P.matmul(a["probs"], dot, true, false, "d_v_rep");
-  Val dsm = P.softmaxGrad(a["probs"], dpr, 3, "d_scores_masked");
-  Val dss = P.applyMask(dsm, maskV, "d_scores_scaled", /*grad=*/true);
-  Val ds = P.scale(dss, 1.0 / std::sqrt((double)dqk), "d_scores");
-  if (!ulysses())
-    T(P, lname(k, "d_scores"), ds, 0, 1);
-  tagCpDim = 1;
-  Val dq = P.matmul(ds, a["kRep"], false, false, "d_q_rot");
-  Val dkRep = P.matmul(ds, a["q"], true, false, "d_k_rep");
+  Val dq, dkRep, dvRep;
+  std::optional<std::pair<Val, Val>> ringKv; // ring: dk, dv of own blocks
+  if (cpRing()) {
+    auto [q, kk, vv] = ringBackward(P, a, dot, R);
+    dq = q;
+    ringKv = {kk, vv};
+  } else {
+    Val dpr = P.matmul(dot, a["vRep"], false, true, "d_probs");
+    tagCpDim = 2;
+    if (!ulysses())
+      T(P, lname(k, "d_probs"), dpr, 0, 1);
+    dvRep = P.matmul(a["probs"], dot, true, false, "d_v_rep");
+    Val dsm = P.softmaxGrad(a["probs"], dpr, 3, "d_scores_masked");
+    Val dss = P.applyMask(dsm, maskV, "d_scores_scaled", /*grad=*/true);
+    Val ds = P.scale(dss, 1.0 / std::sqrt((double)dqk), "d_scores");
+    if (!ulysses())
+      T(P, lname(k, "d_scores"), ds, 0, 1);
+    tagCpDim = 1;
+    dq = P.matmul(ds, a["kRep"], false, false, "d_q_rot");
+    dkRep = P.matmul(ds, a["q"], true, false, "d_k_rep");
+  }
   const Val &xg = a["xg"];
   if (!m.deepseek) {
     auto unrepeat = [&](const Val &t, StringRef hint) {
-      if (rep == 1)
-        return t;
-      Val r = P.reshape(t, {R, t.s[1] / rep, rep, t.s[2], hd}, hint);
-      return P.sum(r, 2, hint);
+      return unrepeatKv(P, t, R, hint);
     };
     // Ulysses: back from the whole sequence of a cp-th of the heads to
     // this rank's chunk of all of them. All-gathered keys and values: their
@@ -567,9 +574,11 @@ std::pair<Val, Val> Gen::attnBackward(Prog &P, const Dims &d, const Vals &w,
       return t;
     };
     tagCpDim = 2;
-    Val dv = toChunk(unrepeat(dvRep, "d_v"), "d_v_chunk");
+    Val dv = ringKv ? ringKv->second
+                    : toChunk(unrepeat(dvRep, "d_v"), "d_v_chunk");
     T(P, lname(k, "d_v"), dv, 0, 1);
-    Val dk = toChunk(unrepeat(dkRep, "d_k_rot"), "d_k_rot_chunk");
+    Val dk = ringKv ? ringKv->first
+                    : toChunk(unrepeat(dkRep, "d_k_rot"), "d_k_rot_chunk");
     if (ulysses())
       dq = toChunk(dq, "d_q_rot_chunk");
     Val dqp = P.rotary(dq, cosV, sinV, "d_q", /*grad=*/true);
@@ -697,6 +706,124 @@ std::pair<Val, Val> Gen::attnBackward(Prog &P, const Dims &d, const Vals &w,
     return {dxq, Val{}};
   }
   return {dxq, dxkv};
+}
+
+Val Gen::repeatKv(Prog &P, const Val &t, int64_t R, StringRef hint) {
+  // Grouped-query attention: query head j reads key/value head j / rep.
+  if (rep == 1)
+    return t;
+  int64_t n = t.s[1], sq = t.s[2];
+  Val r = P.reshape(t, {R, n, 1, sq, hd}, hint);
+  Val b = P.broadcast(r, {R, n, rep, sq, hd}, hint);
+  return P.reshape(b, {R, n * rep, sq, hd}, hint);
+}
+
+Val Gen::unrepeatKv(Prog &P, const Val &t, int64_t R, StringRef hint) {
+  if (rep == 1)
+    return t;
+  Val r = P.reshape(t, {R, t.s[1] / rep, rep, t.s[2], hd}, hint);
+  return P.sum(r, 2, hint);
+}
+
+void Gen::ringForward(Prog &P, Vals &a, int64_t R) {
+  // Step i holds the key/value block of cp rank (c - i) mod cp, passed on
+  // around the ring. Blocks of later positions are masked out entirely
+  // and skipped (as Transformer Engine does); the diagonal block is the
+  // first and gets the causal mask. The running max m, sum l and output o
+  // are rescaled by exp(m_old - m_new) at each step (online softmax).
+  const int64_t n = p.cp, c = curCp;
+  const Val &q = a["q"];
+  const double scale = 1.0 / std::sqrt((double)hd);
+  Val kb = a["k"], vb = a["v"], mx, l, o;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t src = (c - i + n) % n;
+    if (i > 0) {
+      std::vector<Val> in = ringExchange(P, {kb, vb}, "kv_block");
+      kb = in[0];
+      vb = in[1];
+    }
+    if (src > c)
+      continue;
+    Val sc = P.scale(P.matmul(q, repeatKv(P, kb, R, "k_rep"), false, true,
+                              "scores"),
+                     scale, "scores_scaled");
+    if (src == c)
+      sc = P.applyMask(sc, maskV, "scores_masked");
+    Val bm = P.maxKeep(sc, 3, "block_max");
+    Val mNew = i == 0 ? bm
+                      : P.maxKeep(P.concat(mx, bm, 3, "max_pair"), 3,
+                                  "running_max");
+    Val pb = P.unary(
+        "exp",
+        P.binary("sub", sc, P.broadcast(mNew, sc.s, "running_max_b"),
+                 "scores_shifted"),
+        "block_exp");
+    Val ps = P.reshape(P.sum(pb, 3, "block_sum"), mNew.s, "block_sum");
+    Val pv = P.matmul(pb, repeatKv(P, vb, R, "v_rep"), false, false,
+                      "block_out");
+    if (i == 0) {
+      l = ps;
+      o = pv;
+    } else {
+      Val alpha =
+          P.unary("exp", P.binary("sub", mx, mNew, "max_delta"), "rescale");
+      l = P.add(P.mul(alpha, l, "sum_rescaled"), ps, "running_sum");
+      o = P.add(P.mul(P.broadcast(alpha, o.s, "rescale_b"), o,
+                      "out_rescaled"),
+                pv, "running_out");
+    }
+    mx = mNew;
+  }
+  a["o_heads"] =
+      P.binary("div", o, P.broadcast(l, o.s, "running_sum_b"), "attn");
+  a["lse"] = P.add(mx, P.unary("log", l, "log_sum"), "lse");
+}
+
+std::tuple<Val, Val, Val> Gen::ringBackward(Prog &P, Vals &a, const Val &dO,
+                                            int64_t R) {
+  // Flash-attention's backward, block by block around the ring again:
+  // P = exp(s - lse), D = rowsum(dO o O), dS = P o (dO V^T - D). The key
+  // and value gradients travel with their blocks and, after the last step,
+  // go home to their owner (the next rank).
+  const int64_t n = p.cp, c = curCp;
+  const Val &q = a["q"], &lse = a["lse"];
+  const double scale = 1.0 / std::sqrt((double)hd);
+  Val dsum = P.reshape(P.sum(P.mul(dO, a["o_heads"], "d_out_o"), 3, "d_rowsum"),
+                       lse.s, "d_rowsum");
+  Val kb = a["k"], vb = a["v"], dkb, dvb, dq;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t src = (c - i + n) % n;
+    if (i > 0) {
+      std::vector<Val> in = ringExchange(P, {kb, vb, dkb, dvb}, "kv_grad_block");
+      kb = in[0], vb = in[1], dkb = in[2], dvb = in[3];
+    }
+    if (src > c)
+      continue;
+    Val kr = repeatKv(P, kb, R, "k_rep"), vr = repeatKv(P, vb, R, "v_rep");
+    Val sc = P.scale(P.matmul(q, kr, false, true, "scores"), scale,
+                     "scores_scaled");
+    if (src == c)
+      sc = P.applyMask(sc, maskV, "scores_masked");
+    Val pb = P.unary(
+        "exp",
+        P.binary("sub", sc, P.broadcast(lse, sc.s, "lse_b"), "scores_lse"),
+        "block_probs");
+    Val dv = unrepeatKv(P, P.matmul(pb, dO, true, false, "d_v_rep"), R, "d_v");
+    Val dp = P.matmul(dO, vr, false, true, "d_probs");
+    Val ds = P.scale(
+        P.mul(pb,
+              P.binary("sub", dp, P.broadcast(dsum, dp.s, "d_rowsum_b"),
+                       "d_probs_centered"),
+              "d_scores_unscaled"),
+        scale, "d_scores");
+    Val dqi = P.matmul(ds, kr, false, false, "d_q_block");
+    Val dk = unrepeatKv(P, P.matmul(ds, q, true, false, "d_k_rep"), R, "d_k");
+    dq = i == 0 ? dqi : P.add(dq, dqi, "d_q_rot");
+    dkb = i == 0 ? dk : P.add(dkb, dk, "d_k_block");
+    dvb = i == 0 ? dv : P.add(dvb, dv, "d_v_block");
+  }
+  std::vector<Val> home = ringExchange(P, {dkb, dvb}, "kv_grad_home");
+  return {dq, home[0], home[1]};
 }
 
 Val Gen::embedForward(Prog &P, const Dims &d, const Val &tokens,

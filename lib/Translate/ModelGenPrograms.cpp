@@ -158,6 +158,23 @@ void Gen::endOfStep(Prog &P) {
 }
 
 std::string Gen::stageProgram(int64_t s) {
+  if (p.cp == 1 || !p.cpRing)
+    return stageProgramOne(s);
+  // Ring attention: one program per cp coordinate (the ring's wrap-around
+  // peer and the blocks each rank skips depend on it). Their lineages are
+  // the same statements over the mesh: recorded once.
+  std::string out;
+  for (curCp = 0; curCp < p.cp; ++curCp) {
+    size_t before = recs.size();
+    out += stageProgramOne(s);
+    if (curCp > 0)
+      recs.resize(before);
+  }
+  curCp = 0;
+  return out;
+}
+
+std::string Gen::stageProgramOne(int64_t s) {
   inPlan = true;
   curStage = s;
   curMb = -1;
@@ -228,6 +245,8 @@ std::string Gen::stageProgram(int64_t s) {
   }
   if (cpGather())
     maskV = P.causalMask(S, "mask", m.window, Sfull, "cp");
+  else if (cpRing())
+    maskV = P.causalMask(S, "mask"); // the diagonal block
   else
     maskV = P.causalMask(ulysses() ? Sfull : S, "mask", m.window);
 
@@ -374,8 +393,9 @@ std::string Gen::stageProgram(int64_t s) {
   for (int64_t dd = 0; dd < p.dp; ++dd)
     for (int64_t c = 0; c < p.cp; ++c)
       for (int64_t t = 0; t < p.tp; ++t)
-        ranks +=
-            (ranks.empty() ? "" : ", ") + std::to_string(rankOf(dd, s, c, t));
+        if (!cpRing() || c == curCp)
+          ranks += (ranks.empty() ? "" : ", ") +
+                   std::to_string(rankOf(dd, s, c, t));
   std::string layers;
   for (int64_t c = 0; c < p.vpp; ++c) {
     auto [c0, c1] = chunkRange(s, c);

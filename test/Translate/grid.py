@@ -17,8 +17,8 @@ without ZeRO.
 Depth is max(2, pp) layers. Six more plans take the interleaved schedule
 (--vpp 2, four layers over two pipeline ranks), and four a padded
 vocabulary (--make-vocab-size-divisible-by 3, or 12 for a whole shard of
-padding), and ten context parallelism (cp 2 or 4, --cp-comm a2a or
-allgather).
+padding), and fifteen context parallelism (cp 2 or 4, --cp-comm a2a,
+allgather or p2p).
 Any outcome but "proven" fails the test and names the configuration.
 """
 import concurrent.futures as cf
@@ -106,6 +106,15 @@ for model, par, extra, layers in (
         ("mistral", "dp=2 cp=2 tp=1 pp=2 mb=2", [], 2),
         ("qwen2", "dp=1 cp=4 tp=2 pp=2 mb=4", ["--vpp", "2"], 4)):
     jobs.append((model, par, extra + ["--cp-comm", "allgather"], layers))
+# ... and ring attention (Megatron-LM's p2p, online softmax).
+for model, par, extra, layers in (
+        ("llama", "dp=1 cp=4 tp=1 pp=2 mb=2", [], 2),
+        ("llama", "dp=2 cp=2 tp=2 pp=2 mb=2", ["--sp", "--zero", "2"], 2),
+        ("qwen3", "dp=2 cp=2 tp=2 pp=1 mb=1",
+         ["--optimizer", "adam", "--zero", "1"], 2),
+        ("qwen2", "dp=1 cp=2 tp=2 pp=2 mb=4", ["--vpp", "2"], 4),
+        ("llama", "dp=2 cp=4 tp=1 pp=1 mb=1", ["--zero", "3"], 2)):
+    jobs.append((model, par, extra + ["--cp-comm", "p2p"], layers))
 
 
 def run(job):

@@ -271,7 +271,10 @@ def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
     cp-mask-misaligned (all-gathered keys and values: the causal mask of a
     rank's block of queries is aligned to the bottom-right corner,
     flash-attention's convention for fewer queries than keys, instead of
-    at the rank's block).
+    at the rank's block), ring-stale-kv (ring attention: a step computes
+    with the key or value block, or a key or value gradient, it held before
+    instead of the one it received), ring-missing-rescale (ring attention's
+    online softmax: the running sum is not rescaled by exp(m_old - m_new)).
     `rank` chooses the rank (default: the first rank that has a candidate
     op); `layer` restricts candidates to the ops of one decoder layer (an op
     belongs to the layer named by the first `lK.` tag or output after it);
