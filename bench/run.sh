@@ -55,6 +55,7 @@ row "llama3-8b dp2 tp2 pp2 mb2, 32 layers, bug rank-scale rank=6 layer=20" llama
 row "tiny-deepseek dp4 tp2 pp2 mb2 ep2 sp zero2" tiny-deepseek "dp=4 tp=2 pp=2 mb=2 ep=2" "" 900 "--sp --zero 2"
 row "deepseek-v3-671b dp4 tp2 pp2 mb2 ep2 sp zero2, 4 layers" deepseek-v3-671b "dp=4 tp=2 pp=2 mb=2 ep=2" 4 900 "--sp --zero 2"
 # Context parallelism (issue 18): 4-rank dp2 x cp2 and 2-rank cp2 blocks.
+row "tiny-llama dp2 cp2, ring (p2p)" tiny-llama "dp=2 cp=2" "" 900 "--cp-comm p2p"
 row "tiny-llama dp2 cp2, Ulysses (a2a)" tiny-llama "dp=2 cp=2" "" 900 "--cp-comm a2a"
 row "tiny-llama cp2, Ulysses (a2a)" tiny-llama "cp=2" "" 900 "--cp-comm a2a"
 row "tiny-llama dp2 cp2, all-gathered KV" tiny-llama "dp=2 cp=2" "" 900 "--cp-comm allgather"
@@ -67,6 +68,8 @@ if [ $quick = 0 ]; then
   row "llama3-70b dp16 tp8 pp4 mb32, bug rank-scale rank=301 layer=25" llama3-70b "dp=16 tp=8 pp=4 mb=32" "" 900 "" "bug=rank-scale rank=301 layer=25"
   row "llama3-70b dp8 cp4 tp8 pp4 mb8, all-gathered KV" llama3-70b "dp=8 cp=4 tp=8 pp=4 mb=8" "" 900 "--cp-comm allgather"
   row "llama3-70b dp8 cp4 tp8 pp4 mb8, all-gathered KV, bug cp-mask-misaligned" llama3-70b "dp=8 cp=4 tp=8 pp=4 mb=8" "" 900 "--cp-comm allgather" "bug=cp-mask-misaligned"
+  row "llama3-70b dp8 cp4 tp8 pp4 mb8, ring (p2p)" llama3-70b "dp=8 cp=4 tp=8 pp=4 mb=8" "" 900 "--cp-comm p2p"
+  row "llama3-70b dp8 cp4 tp8 pp4 mb8, ring (p2p), bug ring-missing-rescale rank=72 layer=40" llama3-70b "dp=8 cp=4 tp=8 pp=4 mb=8" "" 900 "--cp-comm p2p" "bug=ring-missing-rescale rank=72 layer=40"
   # The two largest plans at their full mesh and micro-batches with one layer
   # per pipeline stage, then whole (each generates in 3 to 5 minutes).
   row "llama3-405b dp64 tp8 pp16 mb16, 16 layers" llama3-405b "dp=64 tp=8 pp=16 mb=16" 16
