@@ -392,6 +392,17 @@ void InjectBugPass::runOnOperation() {
              llvm::any_of(r->getUsers(),
                           [](Operation *u) { return !isa<SendOp>(u); });
     };
+  } else if (b == "cp-chunks-misordered") {
+    // The load-balanced sequence order: a rank lays its two chunks (r and
+    // 2cp - 1 - r) out the other way around, for one of its inputs (by
+    // `index`: RoPE tables, then tokens, then labels).
+    pred = [](Operation *op) {
+      auto c = dyn_cast<ConcatOp>(op);
+      return c && c->getNumOperands() == 2 &&
+             llvm::all_of(c->getOperands(), [](Value v) {
+               return (bool)v.getDefiningOp<InputOp>();
+             });
+    };
   } else if (b == "ring-missing-rescale") {
     // Online softmax: the running sum is not rescaled by exp(m_old - m_new)
     // when a block raises the running max.
@@ -497,7 +508,7 @@ void InjectBugPass::runOnOperation() {
         "expert-grad-wrong-divide", "pp-recv-swapped",
         "padded-logits-in-loss", "cp-seed-unscaled",
         "ulysses-a2a-wrong-dim", "cp-mask-misaligned", "ring-stale-kv",
-        "ring-missing-rescale"};
+        "ring-missing-rescale", "cp-chunks-misordered"};
     InFlightDiagnostic d = module.emitError()
                            << "unknown bug class '" << b << "'; the classes are ";
     llvm::interleaveComma(classes, d);
@@ -635,6 +646,11 @@ void InjectBugPass::runOnOperation() {
       return !isa<SendOp>(use.getOwner());
     });
     tag(r);
+  } else if (b == "cp-chunks-misordered") {
+    Value x = target->getOperand(0), y = target->getOperand(1);
+    target->setOperand(0, y);
+    target->setOperand(1, x);
+    tag(target);
   } else if (b == "ring-missing-rescale") {
     auto mul = cast<MulOp>(target);
     mul.getResult().replaceAllUsesWith(mul.getRhs());

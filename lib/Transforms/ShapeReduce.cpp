@@ -33,7 +33,7 @@ void copyShapes(StageOp src, StageOp dst) {
   for (auto [x, y] : llvm::zip(a, b)) {
     for (auto [rx, ry] : llvm::zip(x->getResults(), y->getResults()))
       ry.setType(rx.getType());
-    for (StringRef attr : {"start", "vocab_offset", "vocab_size"})
+    for (StringRef attr : {"start", "vocab_offset", "vocab_size", "chunk_size"})
       if (Attribute v = x->getAttr(attr))
         y->setAttr(attr, v);
   }

@@ -113,6 +113,13 @@ static llvm::cl::opt<std::string> clCpComm(
                    "passed around the cp ring, online softmax, the backward "
                    "ring carrying their gradients home)"),
     llvm::cl::init(""));
+static llvm::cl::opt<bool> clCpLoadBalance(
+    "cp-load-balance",
+    llvm::cl::desc("--import-model-config: with --cp-comm p2p, the "
+                   "load-balanced sequence order of Megatron-LM and "
+                   "ring-flash-attention's zigzag ring: 2 x cp chunks, rank r "
+                   "holding chunks r and 2 x cp - 1 - r (without it, "
+                   "contiguous chunks as ring-flash-attention's plain ring)"));
 static llvm::cl::opt<int64_t> clZero(
     "zero",
     llvm::cl::desc("--import-model-config: ZeRO stage 1, 2 or 3 (sharded "
@@ -464,7 +471,8 @@ LogicalResult refuseModelConfigOptions(Location loc, StringRef translation) {
        std::initializer_list<const llvm::cl::Option *>{
            &clParallel, &clLayers, &clSeq, &clMicroBatchSize, &clTracedNorm,
            &clSp, &clEp, &clZero, &clGatherLogits, &clLossScaling,
-           &clOptimizer, &clVpp, &clVocabDivisible, &clCpComm})
+           &clOptimizer, &clVpp, &clVocabDivisible, &clCpComm,
+           &clCpLoadBalance})
     if (o->getNumOccurrences())
       return emitError(loc) << "--" << o->ArgStr
                             << " applies to --import-model-config only, not "
@@ -634,6 +642,13 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
               Twine(clCpComm) + "'");
     pc.cpA2A = clCpComm == "a2a";
     pc.cpRing = clCpComm == "p2p";
+    pc.cpBalance = clCpLoadBalance;
+    check(!pc.cpBalance || pc.cpRing,
+          "--cp-load-balance is generated for --cp-comm p2p only");
+    check(!pc.cpBalance || seq % (2 * pc.cp * (pc.sp ? pc.tp : 1)) == 0,
+          "--cp-load-balance: 2 x cp=" + Twine(2 * pc.cp) +
+              (pc.sp ? " x tp=" + Twine(pc.tp) : Twine("")) +
+              " does not divide the sequence length " + Twine(seq));
     check(!pc.cpRing || !mc.window,
           "--cp-comm p2p with a sliding window (Mistral) is not generated");
     check(!mc.deepseek, "context parallelism (cp=" + Twine(pc.cp) +
@@ -652,6 +667,8 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
   } else {
     check(clCpComm.empty(), "--cp-comm needs context parallelism (cp=N in "
                             "--parallel)");
+    check(!clCpLoadBalance, "--cp-load-balance needs context parallelism "
+                            "(cp=N in --parallel)");
   }
   check(!pc.sp || seq % pc.tp == 0,
         "sequence parallelism: tp=" + Twine(pc.tp) +

@@ -500,7 +500,27 @@ public:
     return emit(hint, s,
                 "tv.concat " + a.ref() + ", " + b.ref() + " dim " +
                     std::to_string(dim) + attrs() + " : (" + a.ty() + ", " +
-                    b.ty() + ") -> " + tyOf(s));
+                    b.ty() + ") -> " + tyOf(s, a.et),
+                a.et);
+  }
+  /// The causal mask between chunks of `cs` positions, queries and keys in
+  /// the chunk orders given (a load-balanced sequence).
+  Val chunkMask(ArrayRef<int64_t> qc, ArrayRef<int64_t> kc, int64_t cs,
+                StringRef hint) {
+    Shape sh{(int64_t)qc.size() * cs, (int64_t)kc.size() * cs};
+    return emit(hint, sh,
+                "tv.causal_mask" +
+                    attrs({"query_chunks = array<i64: " + join(qc) + ">",
+                           "key_chunks = array<i64: " + join(kc) + ">",
+                           "chunk_size = " + std::to_string(cs) + " : i64"}) +
+                    " : " + tyOf(sh, "i1"),
+                "i1");
+  }
+  static std::string join(ArrayRef<int64_t> v) {
+    std::string out;
+    for (int64_t x : v)
+      out += (out.empty() ? "" : ", ") + std::to_string(x);
+    return out;
   }
   Val topk(const Val &x, int64_t k, StringRef hint) {
     return emit(hint, x.s,
@@ -646,6 +666,10 @@ struct ParCfg {
   /// Llama 3 paper; Transformer Engine's "all_gather").
   int64_t cp = 1;
   bool cpA2A = false, cpRing = false;
+  /// The load-balanced sequence order of the ring (Megatron-LM's
+  /// get_batch_on_this_cp_rank, ring-flash-attention's zigzag): 2 x cp
+  /// chunks, rank r holding chunks r and 2 x cp - 1 - r.
+  bool cpBalance = false;
 };
 
 /// One plan tensor that a lineage refers to, on every rank of one pipeline
@@ -662,6 +686,9 @@ struct Rec {
   /// The sequence dimension, sharded over cp (outer to tp when tpDim is
   /// the same dimension: sequence parallelism within the cp chunk).
   int64_t cpDim = -1;
+  /// Load-balanced inputs: a rank's first (0: chunk r) or second (1:
+  /// chunk 2 x cp - 1 - r) chunk of the sequence in its natural order.
+  int64_t cpChunk = -1;
   bool zExpert = false;
   /// The lineage's factor 1/scaleDen (1: none).
   int64_t scaleDen = 1;
@@ -743,6 +770,32 @@ private:
   /// programs are per cp coordinate (`curCp`).
   bool cpRing() const { return inPlan && p.cp > 1 && p.cpRing; }
   int64_t curCp = 0;
+  /// Load-balanced ring: the masks of this rank's queries against the key
+  /// block of each cp rank.
+  std::map<int64_t, Val> ringMasks;
+  /// The load-balanced chunk order of the sequence (0, 2cp-1, 1, ...).
+  std::vector<int64_t> balancedOrder() const {
+    std::vector<int64_t> o;
+    for (int64_t r = 0; r < p.cp; ++r) {
+      o.push_back(r);
+      o.push_back(2 * p.cp - 1 - r);
+    }
+    return o;
+  }
+  /// `x` with its dimension `dim` (the sequence) in the load-balanced
+  /// order.
+  Val balanced(Prog &P, const Val &x, int64_t dim, StringRef hint) {
+    int64_t cs = x.s[dim] / (2 * p.cp);
+    Val out;
+    for (int64_t c : balancedOrder()) {
+      Shape start(x.s.size(), 0), sh = x.s;
+      start[dim] = c * cs;
+      sh[dim] = cs;
+      Val piece = P.slice(x, start, sh, hint);
+      out = out.n.empty() ? piece : P.concat(out, piece, dim, hint);
+    }
+    return out;
+  }
   /// One step of the cp ring: sends `out` to the next cp rank and returns
   /// what the previous one sent (even coordinates send first, odd ones
   /// receive first, so that blocking transfers complete).

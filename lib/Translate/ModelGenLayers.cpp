@@ -742,12 +742,14 @@ void Gen::ringForward(Prog &P, Vals &a, int64_t R) {
       kb = in[0];
       vb = in[1];
     }
-    if (src > c)
+    if (src > c && !p.cpBalance)
       continue;
     Val sc = P.scale(P.matmul(q, repeatKv(P, kb, R, "k_rep"), false, true,
                               "scores"),
                      scale, "scores_scaled");
-    if (src == c)
+    if (p.cpBalance)
+      sc = P.applyMask(sc, ringMasks.at(src), "scores_masked");
+    else if (src == c)
       sc = P.applyMask(sc, maskV, "scores_masked");
     Val bm = P.maxKeep(sc, 3, "block_max");
     Val mNew = i == 0 ? bm
@@ -797,12 +799,14 @@ std::tuple<Val, Val, Val> Gen::ringBackward(Prog &P, Vals &a, const Val &dO,
       std::vector<Val> in = ringExchange(P, {kb, vb, dkb, dvb}, "kv_grad_block");
       kb = in[0], vb = in[1], dkb = in[2], dvb = in[3];
     }
-    if (src > c)
+    if (src > c && !p.cpBalance)
       continue;
     Val kr = repeatKv(P, kb, R, "k_rep"), vr = repeatKv(P, vb, R, "v_rep");
     Val sc = P.scale(P.matmul(q, kr, false, true, "scores"), scale,
                      "scores_scaled");
-    if (src == c)
+    if (p.cpBalance)
+      sc = P.applyMask(sc, ringMasks.at(src), "scores_masked");
+    else if (src == c)
       sc = P.applyMask(sc, maskV, "scores_masked");
     Val pb = P.unary(
         "exp",

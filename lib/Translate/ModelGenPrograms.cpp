@@ -33,6 +33,18 @@ std::string Gen::spec() {
   Val normW = weight(P, "norm", {m.H}, -1);
   Val outW = m.tied ? emb : weight(P, "output", {m.V, m.H}, 0);
   maskV = P.causalMask(S, "mask", m.window);
+  if (p.cp > 1 && p.cpBalance) {
+    // The load-balanced order (decision 75): the spec computes in it, a
+    // permutation of the positions (every op but the mask and RoPE works
+    // per position, and those read permuted tables), so that each rank's
+    // two chunks are one block of the spec's tensors.
+    tokens = balanced(P, tokens, 1, "tokens_lb");
+    labels = balanced(P, labels, 1, "labels_lb");
+    cosV = balanced(P, cosV, 0, "rope_cos_lb");
+    sinV = balanced(P, sinV, 0, "rope_sin_lb");
+    std::vector<int64_t> order = balancedOrder();
+    maskV = P.chunkMask(order, order, S / (2 * p.cp), "mask_lb");
+  }
   Val x = embedForward(P, d, tokens, emb);
   std::vector<Vals> acts;
   for (int64_t k = 0; k < L; ++k) {
@@ -207,21 +219,37 @@ std::string Gen::stageProgramOne(int64_t s) {
     recs.push_back({spec, name, sh, batchDim, tpDim, s, mb});
     return v;
   };
+  // A sequence-sharded input: this rank's block, or under the
+  // load-balanced order its two chunks (r and 2cp - 1 - r) concatenated.
+  auto seqIn = [&](const std::string &spec, const std::string &name, Shape sh,
+                   int64_t dim, int64_t batchDim, int64_t mb,
+                   StringRef et = "f32") {
+    if (!(p.cp > 1 && p.cpBalance)) {
+      Val v = in(spec, name, sh, batchDim, -1, mb, et);
+      recs.back().cpDim = p.cp > 1 ? dim : -1;
+      return v;
+    }
+    Shape half = sh;
+    half[dim] /= 2;
+    Val a = in(spec, name + ".c0", half, batchDim, -1, mb, et);
+    recs.back().cpDim = dim;
+    recs.back().cpChunk = 0;
+    Val b = in(spec, name + ".c1", half, batchDim, -1, mb, et);
+    recs.back().cpDim = dim;
+    recs.back().cpChunk = 1;
+    return P.concat(a, b, dim, name + "_lb");
+  };
   int64_t dRot = m.deepseek ? m.dRope : hd;
-  cosV = in("rope_cos", "rope_cos", {S, dRot / 2}, -1, -1, -1);
-  recs.back().cpDim = p.cp > 1 ? 0 : -1;
-  sinV = in("rope_sin", "rope_sin", {S, dRot / 2}, -1, -1, -1);
-  recs.back().cpDim = p.cp > 1 ? 0 : -1;
+  cosV = seqIn("rope_cos", "rope_cos", {S, dRot / 2}, 0, -1, -1);
+  sinV = seqIn("rope_sin", "rope_sin", {S, dRot / 2}, 0, -1, -1);
   Val emb, normW, outW, dloss;
   std::vector<Val> tokens(p.mb), labels(p.mb);
   if (first) {
     emb = weight(P, "tok_embeddings", {d.V, m.H}, 0);
     for (int64_t i = 0; i < p.mb; ++i)
-    {
-      tokens[i] = in("tokens", "tokens.mb" + std::to_string(i), {B, S}, 0, -1,
-                     i, "i64");
-      recs.back().cpDim = p.cp > 1 ? 1 : -1;
-    }
+      tokens[i] =
+          seqIn("tokens", "tokens.mb" + std::to_string(i), {B, S}, 1, 0, i,
+                "i64");
   }
   std::map<int64_t, Vals> ws;
   for (int64_t c = 0; c < p.vpp; ++c) {
@@ -237,18 +265,24 @@ std::string Gen::stageProgramOne(int64_t s) {
                    : weight(P, "tok_embeddings", {d.V, m.H}, 0);
     dloss = in("dloss", "dloss", {}, -1, -1, -1);
     for (int64_t i = 0; i < p.mb; ++i)
-    {
-      labels[i] = in("labels", "labels.mb" + std::to_string(i), {B, S}, 0, -1,
-                     i, "i64");
-      recs.back().cpDim = p.cp > 1 ? 1 : -1;
-    }
+      labels[i] =
+          seqIn("labels", "labels.mb" + std::to_string(i), {B, S}, 1, 0, i,
+                "i64");
   }
-  if (cpGather())
+  ringMasks.clear();
+  if (cpGather()) {
     maskV = P.causalMask(S, "mask", m.window, Sfull, "cp");
-  else if (cpRing())
+  } else if (cpRing() && p.cpBalance) {
+    // The masks of this rank's chunks against each rank's chunks.
+    for (int64_t src = 0; src < p.cp; ++src)
+      ringMasks[src] =
+          P.chunkMask({curCp, 2 * p.cp - 1 - curCp}, {src, 2 * p.cp - 1 - src},
+                      S / 2, "mask_ring");
+  } else if (cpRing()) {
     maskV = P.causalMask(S, "mask"); // the diagonal block
-  else
+  } else {
     maskV = P.causalMask(ulysses() ? Sfull : S, "mask", m.window);
+  }
 
   std::map<int64_t, std::map<int64_t, Vals>> acts;
   std::map<int64_t, Vals> heads;
@@ -434,7 +468,8 @@ std::string Gen::lineages() {
         idx = t;
       // The cp chunk, split over tp within it under sequence parallelism.
       if ((int64_t)i == r.cpDim)
-        idx = (int64_t)i == r.tpDim
+        idx = r.cpChunk == 1 ? std::to_string(2 * p.cp - 1) + " - " + c
+              : (int64_t)i == r.tpDim
                   ? c + " * " + std::to_string(p.tp) + " + " + t
                   : c;
       if ((int64_t)i == r.epDim)

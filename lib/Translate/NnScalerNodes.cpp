@@ -269,8 +269,9 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
     RankedTensorType ty = outTy(0);
     auto m = CausalMaskOp::create(
         b, loc,
-        RankedTensorType::get(ty.getShape().take_back(2), ty.getElementType()),
-        /*window=*/IntegerAttr(), /*query_axis=*/StringAttr());
+        TypeRange{RankedTensorType::get(ty.getShape().take_back(2),
+                                        ty.getElementType())},
+        ValueRange{}, ArrayRef<NamedAttribute>{});
     define(p, outs[0], ReshapeOp::create(b, loc, ty, m));
   } else if (op == "FW_apply_mask") {
     auto x = in(0), m = in(1);

@@ -507,3 +507,24 @@ tv.plan @p mesh @m micro_batches 1 {
     %0 = tv.causal_mask {query_axis = "cp"} : tensor<4x8xi1>
   }
 }
+
+// -----
+
+tv.spec @s {
+  // expected-error @+1 {{'tv.causal_mask' op takes query_chunks, key_chunks and chunk_size together}}
+  %0 = tv.causal_mask {query_chunks = array<i64: 0, 3>} : tensor<4x4xi1>
+}
+
+// -----
+
+tv.spec @s {
+  // expected-error @+1 {{'tv.causal_mask' op chunks of 2 do not make its shape [4, 6]}}
+  %0 = tv.causal_mask {query_chunks = array<i64: 0, 3>, key_chunks = array<i64: 1, 2>, chunk_size = 2} : tensor<4x6xi1>
+}
+
+// -----
+
+tv.spec @s {
+  // expected-error @+1 {{'tv.causal_mask' op chunk indices must not be negative}}
+  %0 = tv.causal_mask {query_chunks = array<i64: 0, -1>, key_chunks = array<i64: 1, 2>, chunk_size = 2} : tensor<4x4xi1>
+}

@@ -147,3 +147,9 @@ tv.spec @vocab_mask {
   %1 = tv.vocab_mask {vocab_size = 29, vocab_offset = 16} : tensor<4x16xi1>
   %2 = tv.apply_mask %l, %0 : tensor<4x32xf32>, tensor<4x32xi1> -> tensor<4x32xf32>
 }
+
+// CHECK-LABEL: tv.spec @chunk_mask {
+// CHECK:         tv.causal_mask {chunk_size = 2 : i64, key_chunks = array<i64: 1, 2>, query_chunks = array<i64: 0, 3>} : tensor<4x4xi1>
+tv.spec @chunk_mask {
+  %0 = tv.causal_mask {query_chunks = array<i64: 0, 3>, key_chunks = array<i64: 1, 2>, chunk_size = 2} : tensor<4x4xi1>
+}

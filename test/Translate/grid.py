@@ -17,8 +17,8 @@ without ZeRO.
 Depth is max(2, pp) layers. Six more plans take the interleaved schedule
 (--vpp 2, four layers over two pipeline ranks), and four a padded
 vocabulary (--make-vocab-size-divisible-by 3, or 12 for a whole shard of
-padding), and fifteen context parallelism (cp 2 or 4, --cp-comm a2a,
-allgather or p2p).
+padding), and eighteen context parallelism (cp 2 or 4, --cp-comm a2a,
+allgather or p2p, the ring also load-balanced).
 Any outcome but "proven" fails the test and names the configuration.
 """
 import concurrent.futures as cf
@@ -115,6 +115,14 @@ for model, par, extra, layers in (
         ("qwen2", "dp=1 cp=2 tp=2 pp=2 mb=4", ["--vpp", "2"], 4),
         ("llama", "dp=2 cp=4 tp=1 pp=1 mb=1", ["--zero", "3"], 2)):
     jobs.append((model, par, extra + ["--cp-comm", "p2p"], layers))
+# ... and the ring in the load-balanced order (2 x cp chunks of the
+# sequence of 4).
+for model, par, extra, layers in (
+        ("llama", "dp=1 cp=2 tp=1 pp=2 mb=2", [], 2),
+        ("qwen3", "dp=2 cp=2 tp=2 pp=1 mb=2", ["--optimizer", "adam"], 2),
+        ("qwen2", "dp=2 cp=2 tp=1 pp=2 mb=2", ["--zero", "3"], 2)):
+    jobs.append((model, par,
+                 extra + ["--cp-comm", "p2p", "--cp-load-balance"], layers))
 
 
 def run(job):

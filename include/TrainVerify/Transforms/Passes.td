@@ -274,7 +274,10 @@ def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
     at the rank's block), ring-stale-kv (ring attention: a step computes
     with the key or value block, or a key or value gradient, it held before
     instead of the one it received), ring-missing-rescale (ring attention's
-    online softmax: the running sum is not rescaled by exp(m_old - m_new)).
+    online softmax: the running sum is not rescaled by exp(m_old - m_new)),
+    cp-chunks-misordered (the load-balanced sequence order: a rank lays its
+    two chunks of one input, RoPE tables, tokens or labels by `index`, out
+    the other way around).
     `rank` chooses the rank (default: the first rank that has a candidate
     op); `layer` restricts candidates to the ops of one decoder layer (an op
     belongs to the layer named by the first `lK.` tag or output after it);

@@ -51,6 +51,23 @@ LogicalResult CausalMaskOp::verify() {
   ArrayRef<int64_t> s = shapeOf(getResult());
   if (s.size() != 2)
     return emitOpError() << "mask must have rank 2 ([s_q, s_k])";
+  auto qc = getQueryChunks(), kc = getKeyChunks();
+  std::optional<uint64_t> cs = getChunkSize();
+  if (qc || kc || cs) {
+    if (!qc || !kc || !cs)
+      return emitOpError()
+             << "takes query_chunks, key_chunks and chunk_size together";
+    if (getWindow() || getQueryAxis())
+      return emitOpError() << "takes chunks or window / query_axis, not both";
+    if ((int64_t)*cs < 1 || s[0] != (int64_t)qc->size() * (int64_t)*cs ||
+        s[1] != (int64_t)kc->size() * (int64_t)*cs)
+      return emitOpError() << "chunks of " << (int64_t)*cs
+                           << " do not make its shape " << str(s);
+    for (int64_t c : llvm::concat<const int64_t>(*qc, *kc))
+      if (c < 0)
+        return emitOpError() << "chunk indices must not be negative";
+    return success();
+  }
   if (s[0] > s[1])
     return emitOpError() << "has more queries (" << s[0] << ") than keys ("
                          << s[1] << ")";
@@ -150,6 +167,18 @@ static EvalStatus evaluate(CausalMaskOp o, Evaluator<D> &ev) {
       return "query_axis '" + axis->str() + "' is not a mesh axis";
     off = c * rs[0];
   }
+  if (auto qc = o.getQueryChunks()) {
+    auto kc = *o.getKeyChunks();
+    int64_t cs = (int64_t)*o.getChunkSize();
+    for (int64_t i = 0; i < rs[0]; ++i)
+      for (int64_t j = 0; j < rs[1]; ++j)
+        res.data[i * rs[1] + j] =
+            kc[j / cs] * cs + j % cs <= (*qc)[i / cs] * cs + i % cs
+                ? d.one()
+                : d.zero();
+    out.push_back(std::move(res));
+    return std::nullopt;
+  }
   std::optional<uint64_t> w = o.getWindow();
   for (int64_t i = 0; i < rs[0]; ++i)
     for (int64_t j = 0; j < rs[1]; ++j)
@@ -224,6 +253,12 @@ void CausalMaskOp::addShapeConstraints(ShapeConstraints &c) {
   ArrayRef<int64_t> s = shapeOf(r);
   if (getWindow()) {
     c.fix(r); // the window is a size, not a ratio
+  } else if (auto qc = getQueryChunks()) {
+    // Every chunk keeps its share of both dimensions: the chunk size is a
+    // position along the queries, and the keys keep their ratio to them.
+    c.linear(o, {{(int64_t)qc->size(), key(r, 1)}},
+             {{(int64_t)getKeyChunks()->size(), key(r, 0)}});
+    c.position(o, "chunk_size", (int64_t)*getChunkSize(), key(r, 0));
   } else if (getQueryAxis() && s[0] > 0 && s[1] % s[0] == 0) {
     // The rank's block of queries against the whole sequence: the keys
     // stay the blocks' count times the queries.

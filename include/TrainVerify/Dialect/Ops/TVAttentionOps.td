@@ -39,9 +39,18 @@ def TV_CausalMaskOp : TV_ComputeOp<"causal_mask", [
     values) the queries are the rank's block of the sequence: `offset` is
     the rank's coordinate on that mesh axis times `s_q`, and `s_k` is the
     axis size times `s_q` (the whole sequence).
+    With `query_chunks`, `key_chunks` and `chunk_size` (the load-balanced
+    sequence order of context parallelism) the queries and keys are chunks
+    of `chunk_size` positions of the sequence, in the order listed: query
+    `i` is at position `query_chunks[i / chunk_size] * chunk_size + i %
+    chunk_size`, keys likewise, and the mask is true where the key's
+    position is at most the query's.
   }];
   let arguments = (ins OptionalAttr<I64Attr>:$window,
-                       OptionalAttr<StrAttr>:$query_axis);
+                       OptionalAttr<StrAttr>:$query_axis,
+                       OptionalAttr<DenseI64ArrayAttr>:$query_chunks,
+                       OptionalAttr<DenseI64ArrayAttr>:$key_chunks,
+                       OptionalAttr<I64Attr>:$chunk_size);
   let results = (outs RankedTensorOf<[I1]>:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;
