@@ -251,3 +251,26 @@ TEST_F(TermFixture, FlashBackwardRowsumIsTheSoftmaxOne) {
     EXPECT_NEAR(e.eval(flashD), e.eval(g) * num / den, 1e-12);
   }
 }
+
+// A product of two large sums expands inside one call: past the context's
+// byte limit it stops, gives an opaque term and says so, instead of
+// growing the store without bound (a stage over its memory budget is then
+// unknown, not the process out of memory).
+TEST(TermLimits, ProductPastTheByteLimitStops) {
+  TermContext c;
+  TermId s1 = c.zero(), s2 = c.zero();
+  for (int i = 0; i < 300; ++i) {
+    s1 = c.add(s1, c.var("a" + std::to_string(i)));
+    s2 = c.add(s2, c.var("b" + std::to_string(i)));
+  }
+  c.byteLimit = c.footprint() + (1 << 16);
+  TermId p = c.mul(s1, s2);
+  EXPECT_TRUE(c.exceeded);
+  EXPECT_LT(c.footprint(), c.byteLimit + (size_t(1) << 20));
+  EXPECT_NE(p, c.mul(s1, s2)); // opaque: equal to nothing
+  TermContext d;
+  TermId t1 = d.add(d.var("x"), d.var("y"));
+  d.byteLimit = d.footprint() + (1 << 20);
+  d.mul(t1, t1);
+  EXPECT_FALSE(d.exceeded);
+}

@@ -290,11 +290,24 @@ TermId TermContext::mul(TermId a, TermId b) {
     return scale(b, pa[0].second);
   if (pb.size() == 1 && pb[0].first == 0)
     return scale(a, pb[0].second);
+  // The expansion holds up to |a| x |b| monomials before interning: bound it
+  // by the limit first, and the interned store as it grows.
+  if (byteLimit != SIZE_MAX &&
+      (exceeded || (unsigned __int128)pa.size() * pb.size() * 64 + bytes >
+                       byteLimit)) {
+    exceeded = true;
+    return undef();
+  }
   llvm::DenseMap<MonoId, Rat> acc;
   // Copy: interning monomials may not touch `polys`, but keep it obviously safe.
   Poly ca = pa, cb = pb;
+  size_t step = 0;
   for (auto &[ma, xa] : ca)
     for (auto &[mb, xb] : cb) {
+      if ((++step & 4095) == 0 && bytes > byteLimit) {
+        exceeded = true;
+        return undef();
+      }
       MonoId m = monoMul(ma, mb);
       auto [it, inserted] = acc.try_emplace(m, xa * xb);
       if (!inserted)

@@ -822,11 +822,11 @@ private:
   Val unrepeatKv(Prog &P, const Val &t, int64_t R, StringRef hint);
   /// Ring attention's forward on this rank's queries; fills a["o_heads"]
   /// (normalized output [rows, heads, seq, hd]) and a["lse"].
-  void ringForward(Prog &P, Vals &a, int64_t R);
+  void ringForward(Prog &P, Vals &a, int64_t R, int64_t dqk);
   /// Its backward from dO [rows, heads, seq, hd]: dq, and the gradients of
   /// this rank's own key and value blocks (unrepeated).
   std::tuple<Val, Val, Val> ringBackward(Prog &P, Vals &a, const Val &dO,
-                                         int64_t R);
+                                         int64_t R, int64_t dqk);
   Val headBackward(Prog &P, const Dims &d, const Val &normW, const Val &outW,
                    Vals &h, const Val &seed);
 
@@ -880,17 +880,22 @@ private:
   /// The data-parallel group of dense parameters, and of expert parameters
   /// (with expert parallelism, the ranks holding the same experts).
   std::vector<std::string> dpAxes() const {
+    std::vector<std::string> a{"dp"};
     if (p.ep > 1)
-      return {"edp", "ep"};
+      a = {"edp", "ep"};
     if (p.cp > 1)
-      return {"dp", "cp"};
-    return {"dp"};
+      a.push_back("cp");
+    return a;
   }
+  /// With context parallelism the expert-data-parallel group spans cp too
+  /// (each cp rank routes its own chunk of the sequence).
   std::vector<std::string> expertDpAxes() const {
-    if (p.ep > 1)
-      return {"edp"};
-    return {"dp"};
+    std::vector<std::string> a{p.ep > 1 ? "edp" : "dp"};
+    if (p.cp > 1)
+      a.push_back("cp");
+    return a;
   }
+  int64_t expertDpN() const { return p.dp / p.ep * p.cp; }
   std::pair<int64_t, int64_t> layerRange(int64_t s) const {
     return {s * L / p.pp, (s + 1) * L / p.pp};
   }

@@ -37,7 +37,7 @@ Val Gen::weight(Prog &P, const std::string &name, Shape s, int64_t tpDim,
   if (inPlan && p.zero == 3) {
     // ZeRO-3 / FSDP: only this rank's data-parallel shard is held.
     bool expert = epDim >= 0;
-    int64_t n = expert ? p.dp / p.ep : dpN();
+    int64_t n = expert ? expertDpN() : dpN();
     int64_t z = zeroDim(s, n);
     if (z >= 0) {
       Shape sh = s;
@@ -227,32 +227,6 @@ void Gen::attnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
     a["v"] = heads("wv", d.nkv, "v");
     T(P, lname(k, "v"), a["v"], 0, 1);
     tagCpDim = 1;
-    // Context parallelism as DeepSpeed-Ulysses: all-to-all from this
-    // rank's sequence chunk of all its heads to the whole sequence of a
-    // cp-th of them; the rotary embedding is already applied by position.
-    if (ulysses()) {
-      for (const char *n : {"q", "k", "v"})
-        a[n] = P.allToAll(a[n], 1, 2, p.cp, {"cp"},
-                          std::string(n) + "_heads");
-    } else if (cpGather()) {
-      // All-gathered keys and values (torchtitan, the Llama 3 paper): this
-      // rank's queries against the whole sequence.
-      a["k"] = P.allGather(a["k"], 2, p.cp, {"cp"}, "k_full");
-      a["v"] = P.allGather(a["v"], 2, p.cp, {"cp"}, "v_full");
-    }
-    if (cpRing()) {
-      // Ring attention: this rank's queries against every rank's key and
-      // value blocks in turn, with an online softmax.
-      ringForward(P, a, R);
-      Val ot = P.transpose(a["o_heads"], {0, 2, 1, 3}, "attn");
-      a["o"] = P.reshape(ot, {R, S, d.nh * hd}, "attn_o");
-      T(P, lname(k, "attn_o"), a["o"], 0, 2);
-      a["ao_part"] =
-          P.linear(a["o"], w.at("wo"), d.tp ? "attn_out_part" : "attn_out");
-      return;
-    }
-    a["kRep"] = repeatKv(P, a["k"], R, "k_rep");
-    a["vRep"] = repeatKv(P, a["v"], R, "v_rep");
   } else {
     // MLA. Queries: [R, S, nh * (nope + rope)]; the rope part is rotated.
     // Under sequence parallelism the down-projections and their norms run
@@ -282,7 +256,9 @@ void Gen::attnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
     Val qPe = P.slice(q4, {0, 0, 0, m.dNope}, {R, d.nh, S, m.dRope}, "q_pe");
     Val qRot = P.rotary(qPe, cosV, sinV, "q_pe_rot");
     a["q"] = P.concat(qNope, qRot, 3, "q_full");
+    tagCpDim = 2;
     T(P, lname(k, "q"), a["q"], 0, 1);
+    tagCpDim = 1;
     // Joint key/value compression and the shared rotary key.
     int64_t Sl = local ? d.seqLocal : S;
     a["ckv"] = P.linear(xl, w.at("kv_a_proj_with_mqa"), "kv_a");
@@ -293,7 +269,9 @@ void Gen::attnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
     Val kPe4 = P.transpose(P.reshape(kPe, {R, S, 1, m.dRope}, "k_pe"),
                            {0, 2, 1, 3}, "k_pe");
     Val kRot = P.rotary(kPe4, cosV, sinV, "k_pe_rot");
+    tagCpDim = 2;
     T(P, lname(k, "k_pe"), kRot, 0, -1);
+    tagCpDim = 1;
     a["cn"] = gatherLatent(norm(P, a["c"], w.at("kv_a_layernorm"),
                                 "kv_a_norm"),
                            "kv_a_norm_full");
@@ -303,15 +281,40 @@ void Gen::attnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
         P.reshape(kv, {R, S, d.nh, m.dNope + m.dV}, "kv"), {0, 2, 1, 3}, "kv");
     Val kNope = P.slice(kv4, {0, 0, 0, 0}, {R, d.nh, S, m.dNope}, "k_nope");
     a["v"] = P.slice(kv4, {0, 0, 0, m.dNope}, {R, d.nh, S, m.dV}, "v");
+    tagCpDim = 2;
     T(P, lname(k, "v"), a["v"], 0, 1);
     Val kB = P.broadcast(kRot, {R, d.nh, S, m.dRope}, "k_pe_heads");
     a["k"] = P.concat(kNope, kB, 3, "k_full");
     T(P, lname(k, "k"), a["k"], 0, 1);
-    a["kRep"] = a["k"];
-    a["vRep"] = a["v"];
+    tagCpDim = 1;
   }
   int64_t dqk = m.deepseek ? m.dNope + m.dRope : hd;
   int64_t dv = m.deepseek ? m.dV : hd;
+  // Context parallelism as DeepSpeed-Ulysses: all-to-all from this rank's
+  // sequence chunk of all its heads to the whole sequence of a cp-th of
+  // them; the rotary embedding is already applied by position.
+  if (ulysses()) {
+    for (const char *n : {"q", "k", "v"})
+      a[n] = P.allToAll(a[n], 1, 2, p.cp, {"cp"}, std::string(n) + "_heads");
+  } else if (cpGather()) {
+    // All-gathered keys and values (torchtitan, the Llama 3 paper): this
+    // rank's queries against the whole sequence.
+    a["k"] = P.allGather(a["k"], 2, p.cp, {"cp"}, "k_full");
+    a["v"] = P.allGather(a["v"], 2, p.cp, {"cp"}, "v_full");
+  }
+  if (cpRing()) {
+    // Ring attention: this rank's queries against every rank's key and
+    // value blocks in turn, with an online softmax.
+    ringForward(P, a, R, dqk);
+    Val ot = P.transpose(a["o_heads"], {0, 2, 1, 3}, "attn");
+    a["o"] = P.reshape(ot, {R, S, d.nh * dv}, "attn_o");
+    T(P, lname(k, "attn_o"), a["o"], 0, 2);
+    a["ao_part"] =
+        P.linear(a["o"], w.at("wo"), d.tp ? "attn_out_part" : "attn_out");
+    return;
+  }
+  a["kRep"] = repeatKv(P, a["k"], R, "k_rep");
+  a["vRep"] = repeatKv(P, a["v"], R, "v_rep");
   Val sc = P.matmul(a["q"], a["kRep"], false, true, "scores");
   Val scs = P.scale(sc, 1.0 / std::sqrt((double)dqk), "scores_scaled");
   Val msk = P.applyMask(scs, maskV, "scores_masked");
@@ -359,12 +362,12 @@ void Gen::ffnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
   // all-gathers the tp group's tokens for the tensor-parallel experts and
   // reduce-scatters their output back to the chunks. The flattened tokens
   // of a chunk are not one block of the spec's, so the routing tensors get
-  // no lineage there.
+  // no lineage there, nor under context parallelism.
   bool local = inPlan && d.sp;
   int64_t R = d.rows, Tn = R * (local ? d.seqLocal : S);
   a["hf"] = P.reshape(local ? a["hn"] : hg, {Tn, m.H}, "moe_in");
   auto tag = [&](StringRef n, const Val &v, int64_t batchDim) {
-    if (!local)
+    if (!local && p.cp == 1)
       T(P, lname(k, n), v, batchDim, -1);
   };
   a["logits"] = P.linear(a["hf"], w.at("gate"), "router_logits");
@@ -471,7 +474,7 @@ std::pair<Val, Val> Gen::ffnBackward(Prog &P, const Dims &d, const Vals &w,
   // Under sequence parallelism: on this rank's sequence chunk (ffnForward).
   bool local = inPlan && d.sp;
   auto tag = [&](StringRef n, const Val &v, int64_t batchDim) {
-    if (!local)
+    if (!local && p.cp == 1)
       T(P, lname(k, n), v, batchDim, -1);
   };
   int64_t R = d.rows, Tn = R * (local ? d.seqLocal : S);
@@ -540,7 +543,7 @@ std::pair<Val, Val> Gen::attnBackward(Prog &P, const Dims &d, const Vals &w,
   Val dq, dkRep, dvRep;
   std::optional<std::pair<Val, Val>> ringKv; // ring: dk, dv of own blocks
   if (cpRing()) {
-    auto [q, kk, vv] = ringBackward(P, a, dot, R);
+    auto [q, kk, vv] = ringBackward(P, a, dot, R, dqk);
     dq = q;
     ringKv = {kk, vv};
   } else {
@@ -624,7 +627,20 @@ std::pair<Val, Val> Gen::attnBackward(Prog &P, const Dims &d, const Vals &w,
                   d.tp ? "d_xn_part" : "d_xn"),
             Val{}};
   }
-  // MLA backward.
+  // MLA backward: first back to this rank's sequence chunk under context
+  // parallelism, as for Llama.
+  if (ringKv) {
+    dkRep = ringKv->first;
+    dvRep = ringKv->second;
+  } else if (ulysses()) {
+    dq = P.allToAll(dq, 2, 1, p.cp, {"cp"}, "d_q_chunk");
+    dkRep = P.allToAll(dkRep, 2, 1, p.cp, {"cp"}, "d_k_chunk");
+    dvRep = P.allToAll(dvRep, 2, 1, p.cp, {"cp"}, "d_v_chunk");
+  } else if (cpGather()) {
+    dkRep = P.reduceScatter(dkRep, 2, p.cp, {"cp"}, "d_k_chunk");
+    dvRep = P.reduceScatter(dvRep, 2, p.cp, {"cp"}, "d_v_chunk");
+  }
+  tagCpDim = 2;
   T(P, lname(k, "d_v"), dvRep, 0, 1);
   Val dqNope = P.slice(dq, {0, 0, 0, 0}, {R, d.nh, S, m.dNope}, "d_q_nope");
   Val dqRot = P.slice(dq, {0, 0, 0, m.dNope}, {R, d.nh, S, m.dRope},
@@ -632,6 +648,7 @@ std::pair<Val, Val> Gen::attnBackward(Prog &P, const Dims &d, const Vals &w,
   Val dqPe = P.rotary(dqRot, cosV, sinV, "d_q_pe", /*grad=*/true);
   Val dq4 = P.concat(dqNope, dqPe, 3, "d_q");
   T(P, lname(k, "d_q_heads"), dq4, 0, 1);
+  tagCpDim = 1;
   Val dqf = P.reshape(P.transpose(dq4, {0, 2, 1, 3}, "d_q_flat"),
                       {R, S, d.nh * dqk}, "d_q_flat");
   Val dkNope = P.slice(dkRep, {0, 0, 0, 0}, {R, d.nh, S, m.dNope}, "d_k_nope");
@@ -647,8 +664,10 @@ std::pair<Val, Val> Gen::attnBackward(Prog &P, const Dims &d, const Vals &w,
                         "d_k_pe_rot");
   if (d.tp && !local)
     dkRot = P.allReduce(dkRot, {"tp"}, "d_k_pe_rot_sum");
+  tagCpDim = 2;
   if (!local)
     T(P, lname(k, "d_k_pe"), dkRot, 0, -1);
+  tagCpDim = 1;
   Val dkPe4 = P.rotary(dkRot, cosV, sinV, "d_k_pe", /*grad=*/true);
   Val dkPe = P.reshape(P.transpose(dkPe4, {0, 2, 1, 3}, "d_k_pe"),
                        {R, S, m.dRope}, "d_k_pe");
@@ -712,20 +731,20 @@ Val Gen::repeatKv(Prog &P, const Val &t, int64_t R, StringRef hint) {
   // Grouped-query attention: query head j reads key/value head j / rep.
   if (rep == 1)
     return t;
-  int64_t n = t.s[1], sq = t.s[2];
-  Val r = P.reshape(t, {R, n, 1, sq, hd}, hint);
-  Val b = P.broadcast(r, {R, n, rep, sq, hd}, hint);
-  return P.reshape(b, {R, n * rep, sq, hd}, hint);
+  int64_t n = t.s[1], sq = t.s[2], h = t.s[3];
+  Val r = P.reshape(t, {R, n, 1, sq, h}, hint);
+  Val b = P.broadcast(r, {R, n, rep, sq, h}, hint);
+  return P.reshape(b, {R, n * rep, sq, h}, hint);
 }
 
 Val Gen::unrepeatKv(Prog &P, const Val &t, int64_t R, StringRef hint) {
   if (rep == 1)
     return t;
-  Val r = P.reshape(t, {R, t.s[1] / rep, rep, t.s[2], hd}, hint);
+  Val r = P.reshape(t, {R, t.s[1] / rep, rep, t.s[2], t.s[3]}, hint);
   return P.sum(r, 2, hint);
 }
 
-void Gen::ringForward(Prog &P, Vals &a, int64_t R) {
+void Gen::ringForward(Prog &P, Vals &a, int64_t R, int64_t dqk) {
   // Step i holds the key/value block of cp rank (c - i) mod cp, passed on
   // around the ring. Blocks of later positions are masked out entirely
   // and skipped (as Transformer Engine does); the diagonal block is the
@@ -733,7 +752,7 @@ void Gen::ringForward(Prog &P, Vals &a, int64_t R) {
   // are rescaled by exp(m_old - m_new) at each step (online softmax).
   const int64_t n = p.cp, c = curCp;
   const Val &q = a["q"];
-  const double scale = 1.0 / std::sqrt((double)hd);
+  const double scale = 1.0 / std::sqrt((double)dqk);
   Val kb = a["k"], vb = a["v"], mx, l, o;
   for (int64_t i = 0; i < n; ++i) {
     int64_t src = (c - i + n) % n;
@@ -782,14 +801,14 @@ void Gen::ringForward(Prog &P, Vals &a, int64_t R) {
 }
 
 std::tuple<Val, Val, Val> Gen::ringBackward(Prog &P, Vals &a, const Val &dO,
-                                            int64_t R) {
+                                            int64_t R, int64_t dqk) {
   // Flash-attention's backward, block by block around the ring again:
   // P = exp(s - lse), D = rowsum(dO o O), dS = P o (dO V^T - D). The key
   // and value gradients travel with their blocks and, after the last step,
   // go home to their owner (the next rank).
   const int64_t n = p.cp, c = curCp;
   const Val &q = a["q"], &lse = a["lse"];
-  const double scale = 1.0 / std::sqrt((double)hd);
+  const double scale = 1.0 / std::sqrt((double)dqk);
   Val dsum = P.reshape(P.sum(P.mul(dO, a["o_heads"], "d_out_o"), 3, "d_rowsum"),
                        lse.s, "d_rowsum");
   Val kb = a["k"], vb = a["v"], dkb, dvb, dq;

@@ -80,7 +80,7 @@ void Gen::endOfStep(Prog &P) {
   for (const Buf &b : bufs) {
     bool isExpert = b.epDim >= 0;
     const std::vector<std::string> &axes = isExpert ? expert : dense;
-    int64_t n = isExpert ? p.dp / p.ep : dpN();
+    int64_t n = isExpert ? expertDpN() : dpN();
     std::string gn = b.name + ".grad";
     Val g = P.bufferRead(gn, b.shape);
     // Sequence parallelism: a norm weight's gradient was computed on this
@@ -446,15 +446,22 @@ std::string Gen::lineages() {
   // spec tensor a rank holds is affine in its mesh coordinates (d0.. in the
   // mesh's axis order), so the statement does not grow with dp, tp or ep.
   const bool ep = p.ep > 1, cp = p.cp > 1;
-  const std::string dims =
-      ep || cp ? "(d0, d1, d2, d3)" : "(d0, d1, d2)";
+  // Mesh axes [dp | edp, ep], pp, [cp], tp.
+  const int nAxes = 3 + ep + cp;
+  std::string dims = "(";
+  for (int i = 0; i < nAxes; ++i)
+    dims += (i ? ", d" : "d") + std::to_string(i);
+  dims += ")";
   // The data-parallel index dd = edp * ep + e, its parts, the cp and the
-  // tp index; a dense gradient's ZeRO shard is over dp x cp.
+  // tp index; a ZeRO shard is over the data-parallel group times cp.
   const std::string dd = ep ? "(d0 * " + std::to_string(p.ep) + " + d1)" : "d0";
-  const std::string edp = "d0", e = ep ? "d1" : "0",
-                    t = ep || cp ? "d3" : "d2", c = "d2";
+  const std::string e = ep ? "d1" : "0",
+                    c = "d" + std::to_string(ep ? 3 : 2),
+                    t = "d" + std::to_string(nAxes - 1);
   const std::string zdd =
-      cp ? "(d0 * " + std::to_string(p.cp) + " + d2)" : dd;
+      cp ? "(" + dd + " * " + std::to_string(p.cp) + " + " + c + ")" : dd;
+  const std::string edp =
+      cp ? "(d0 * " + std::to_string(p.cp) + " + " + c + ")" : "d0";
   std::string out;
   for (const Rec &r : recs) {
     std::string map = "affine_map<" + dims + " -> (";
@@ -475,7 +482,7 @@ std::string Gen::lineages() {
       if ((int64_t)i == r.epDim)
         idx = e;
       if ((int64_t)i == r.zDim) {
-        int64_t zn = r.zExpert ? p.dp / p.ep : dpN();
+        int64_t zn = r.zExpert ? expertDpN() : dpN();
         idx = "(" + idx + ") * " + std::to_string(zn) + " + " +
               (r.zExpert ? edp : zdd);
       }
@@ -496,6 +503,12 @@ std::string Gen::lineages() {
 }
 
 std::string Gen::meshText() const {
+  if (p.ep > 1 && p.cp > 1)
+    return "tv.mesh @mesh axes [\"edp\", \"ep\", \"pp\", \"cp\", \"tp\"] "
+           "sizes [" +
+           std::to_string(p.dp / p.ep) + ", " + std::to_string(p.ep) + ", " +
+           std::to_string(p.pp) + ", " + std::to_string(p.cp) + ", " +
+           std::to_string(p.tp) + "]\n";
   if (p.ep > 1)
     return "tv.mesh @mesh axes [\"edp\", \"ep\", \"pp\", \"tp\"] sizes [" +
            std::to_string(p.dp / p.ep) + ", " + std::to_string(p.ep) + ", " +

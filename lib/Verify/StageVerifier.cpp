@@ -167,6 +167,7 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options,
     return result;
   }
   sym::TermContext terms;
+  terms.byteLimit = options.maxTermBytes;
   SymDomain sd{terms};
   sd.budget = options.maxTermBytes;
   sd.deadline = stageStart + std::chrono::milliseconds(options.timeoutMs);

@@ -17,8 +17,8 @@ without ZeRO.
 Depth is max(2, pp) layers. Six more plans take the interleaved schedule
 (--vpp 2, four layers over two pipeline ranks), and four a padded
 vocabulary (--make-vocab-size-divisible-by 3, or 12 for a whole shard of
-padding), and eighteen context parallelism (cp 2 or 4, --cp-comm a2a,
-allgather or p2p, the ring also load-balanced).
+padding), and twenty-one context parallelism (cp 2 or 4, --cp-comm a2a,
+allgather or p2p, the ring also load-balanced; three of them DeepSeek).
 Any outcome but "proven" fails the test and names the configuration.
 """
 import concurrent.futures as cf
@@ -123,6 +123,13 @@ for model, par, extra, layers in (
         ("qwen2", "dp=2 cp=2 tp=1 pp=2 mb=2", ["--zero", "3"], 2)):
     jobs.append((model, par,
                  extra + ["--cp-comm", "p2p", "--cp-load-balance"], layers))
+# ... and DeepSeek-V3 (MLA, MoE) with each exchange.
+for par, extra in (
+        ("dp=2 cp=2 tp=2 pp=1 mb=1 ep=2", ["--sp", "--zero", "2",
+                                           "--cp-comm", "p2p"]),
+        ("dp=4 cp=2 tp=1 pp=2 mb=2 ep=2", ["--zero", "1", "--cp-comm", "a2a"]),
+        ("dp=2 cp=2 tp=1 pp=1 mb=2", ["--cp-comm", "allgather"])):
+    jobs.append(("deepseek", par, extra, 2))
 
 
 def run(job):

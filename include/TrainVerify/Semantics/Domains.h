@@ -33,7 +33,9 @@ struct SymDomain {
   bool pastDeadline() const {
     return std::chrono::steady_clock::now() > deadline;
   }
-  bool overBudget() const { return c.footprint() > budget || pastDeadline(); }
+  bool overBudget() const {
+    return c.exceeded || c.footprint() > budget || pastDeadline();
+  }
   V zero() { return c.zero(); }
   V one() { return c.one(); }
   /// A non-finite constant is opaque: it equals nothing, not even itself.

@@ -152,6 +152,13 @@ public:
   /// Approximate bytes held by the interned terms (a stage's memory budget
   /// is checked against it).
   size_t footprint() const { return bytes; }
+  /// Bytes a single operation may grow the store to: a product of two
+  /// large sums expands inside one call, before any caller can check the
+  /// footprint. Past it the operation gives an opaque term and `exceeded`
+  /// is set (the stage is then over its budget, not the process out of
+  /// memory).
+  size_t byteLimit = SIZE_MAX;
+  bool exceeded = false;
   bool isConstant(TermId t, Rat *value = nullptr) const;
   /// If `t` is exactly one atom with coefficient 1 and exponent 1.
   std::optional<AtomId> asAtom(TermId t) const;
