@@ -462,10 +462,14 @@ void InjectBugPass::runOnOperation() {
       if (std::optional<ArrayAttr> axes = ar.getAxes())
         for (Attribute a : *axes)
           acrossStages |= cast<StringAttr>(a).getValue() == "pp";
+      // Under the distributed optimizer it sums the embedding's bucket
+      // shard, right after the data-parallel reduce-scatter.
       return acrossStages &&
-             reachesOutput(ar.getResult(), [](StringRef n) {
-               return n == "tok_embeddings.grad";
-             });
+             (reachesOutput(ar.getResult(),
+                            [](StringRef n) {
+                              return n == "tok_embeddings.grad";
+                            }) ||
+              isa_and_nonnull<ReduceScatterOp>(ar.getInput().getDefiningOp()));
     };
   } else if (b == "zero-wrong-shard") {
     pred = [](Operation *op) {
@@ -490,6 +494,20 @@ void InjectBugPass::runOnOperation() {
         return false;
       return !group || (mesh && rs.getAxes() && !rs.getRankGroups());
     };
+  } else if (b == "flat-param-view-offset" || b == "flat-shard-misowned") {
+    // Megatron's distributed optimizer: a parameter's view into the
+    // all-gathered parameter buffer, or a rank's owned range of the
+    // reduce-scattered gradient buffer, taken one element off (an offset
+    // computed without the padding or alignment the buffer has).
+    bool view = b == "flat-param-view-offset";
+    pred = [view](Operation *op) {
+      auto sl = dyn_cast<SliceOp>(op);
+      if (!sl || cast<RankedTensorType>(sl.getType()).getRank() != 1)
+        return false;
+      Operation *def = sl.getInput().getDefiningOp();
+      return view ? isa_and_nonnull<AllGatherOp>(def)
+                  : isa_and_nonnull<ReduceScatterOp>(def);
+    };
   } else {
     static const char *const classes[] = {
         "missing-allreduce",   "dropped-allreduce",
@@ -508,7 +526,8 @@ void InjectBugPass::runOnOperation() {
         "expert-grad-wrong-divide", "pp-recv-swapped",
         "padded-logits-in-loss", "cp-seed-unscaled",
         "ulysses-a2a-wrong-dim", "cp-mask-misaligned", "ring-stale-kv",
-        "ring-missing-rescale", "cp-chunks-misordered"};
+        "ring-missing-rescale", "cp-chunks-misordered",
+        "flat-param-view-offset", "flat-shard-misowned"};
     InFlightDiagnostic d = module.emitError()
                            << "unknown bug class '" << b << "'; the classes are ";
     llvm::interleaveComma(classes, d);
@@ -684,6 +703,19 @@ void InjectBugPass::runOnOperation() {
       return;
     }
     replaceByCopy(target, cast<ApplyMaskOp>(target).getInput(), b);
+  } else if (b == "flat-param-view-offset" || b == "flat-shard-misowned") {
+    auto sl = cast<SliceOp>(target);
+    int64_t start = sl.getStart()[0],
+            n = cast<RankedTensorType>(sl.getType()).getDimSize(0),
+            whole = cast<RankedTensorType>(sl.getInput().getType())
+                        .getDimSize(0);
+    int64_t moved = start + n < whole ? start + 1 : start - 1;
+    if (moved < 0) {
+      sl.emitError() << b << ": the slice covers its whole buffer";
+      return signalPassFailure();
+    }
+    sl->setAttr("start", bld.getDenseI64ArrayAttr({moved}));
+    tag(sl);
   } else if (b == "adam-moments-swapped") {
     // A fused optimizer kernel called with exp_avg and exp_avg_sq in each
     // other's place.

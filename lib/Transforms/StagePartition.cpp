@@ -540,9 +540,18 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
         if (alias != n && d.assumedSpecs.count(alias))
           TagOp::create(sb, v.getLoc(), alias, in);
     }
+    DenseMap<Value, Value> inputOf;
+    for (auto &[n, v] : inputs)
+      inputOf[v] = map.lookup(v);
     for (Operation &op : spec.getBody().front())
-      if (d.specOps.contains(&op))
+      if (d.specOps.contains(&op)) {
         sb.clone(op, map);
+        // A result the stage assumes stays the assumed input (see the
+        // plan side below).
+        for (Value r : op.getResults())
+          if (Value in = inputOf.lookup(r))
+            map.map(r, in);
+      }
     // The recomputed tensors the plan side assumes parts of, by name.
     for (auto &[name, v] : d.recomputed)
       if (d.assumedSpecs.count(name))
@@ -605,9 +614,21 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
       map.map(v, InputOp::create(rb, v.getLoc(), v.getType(), name).getResult());
     }
     llvm::SmallPtrSet<Operation *, 16> ops(k.ops.begin(), k.ops.end());
+    DenseMap<Value, Value> cutInputs;
+    for (auto &[ptr, name] : k.inputs)
+      cutInputs[Value::getFromOpaquePointer(ptr)] =
+          map.lookup(Value::getFromOpaquePointer(ptr));
     for (Operation &op : prog.getBody().front())
-      if (ops.contains(&op) && !isa<InputOp>(op))
+      if (ops.contains(&op) && !isa<InputOp>(op)) {
         rb.clone(op, map);
+        // An op in the stage for one result whose other result is a cut:
+        // its uses read the assumption, as when the op is outside the
+        // stage (a recomputed copy would be unrelated to what the spec
+        // side assumes).
+        for (Value r : op.getResults())
+          if (Value in = cutInputs.lookup(r))
+            map.map(r, in);
+      }
     for (const auto &target : k.targets) {
       const std::string &name = target.second;
       // An alias target that is also an input already carries its name.

@@ -128,6 +128,22 @@ static llvm::cl::opt<int64_t> clZero(
                    "use in forward and again in backward)"),
     llvm::cl::init(0));
 
+static llvm::cl::opt<bool> clDistOpt(
+    "distributed-optimizer",
+    llvm::cl::desc("--import-model-config: Megatron-LM's distributed "
+                   "optimizer (--use-distributed-optimizer): each bucket's "
+                   "gradients in one flat buffer, reduce-scattered over dp x "
+                   "cp so that every element is owned by one rank wherever "
+                   "the parameter boundaries fall, the optimizer step on the "
+                   "owned ranges, the parameter buffer all-gathered"));
+static llvm::cl::opt<int64_t> clBucketSize(
+    "ddp-bucket-size",
+    llvm::cl::desc("--import-model-config: with --distributed-optimizer, "
+                   "Megatron-LM's --ddp-bucket-size in elements (as with "
+                   "--overlap-grad-reduce); without it one bucket per "
+                   "pipeline stage, as Megatron without --overlap-grad-reduce"),
+    llvm::cl::init(0));
+
 namespace {
 
 //===----------------------------------------------------------------------===//
@@ -472,7 +488,7 @@ LogicalResult refuseModelConfigOptions(Location loc, StringRef translation) {
            &clParallel, &clLayers, &clSeq, &clMicroBatchSize, &clTracedNorm,
            &clSp, &clEp, &clZero, &clGatherLogits, &clLossScaling,
            &clOptimizer, &clVpp, &clVocabDivisible, &clCpComm,
-           &clCpLoadBalance})
+           &clCpLoadBalance, &clDistOpt, &clBucketSize})
     if (o->getNumOccurrences())
       return emitError(loc) << "--" << o->ArgStr
                             << " applies to --import-model-config only, not "
@@ -550,6 +566,21 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
   pc.adam = clOptimizer == "adam";
   check(pc.zero >= 0 && pc.zero <= 3,
         "--zero must be 1, 2 or 3 (ZeRO stage), got " + Twine(pc.zero));
+  pc.distOpt = clDistOpt;
+  pc.bucketSize = clBucketSize;
+  check(!pc.distOpt || !pc.zero,
+        "--distributed-optimizer is Megatron-LM's sharded optimizer over flat "
+        "buffers; --zero " + Twine(pc.zero) +
+            " shards each parameter along one dimension: give one of them");
+  check(!pc.distOpt || pc.ep == 1,
+        "--distributed-optimizer with expert parallelism (ep=" +
+            Twine(pc.ep) + ") is not generated: Megatron keeps the experts' "
+            "own buffers over the expert data-parallel group");
+  check(clBucketSize >= 0 && clBucketSize <= ((int64_t)1 << 40),
+        "--ddp-bucket-size must be between 0 and 2^40 elements, got " +
+            Twine((int64_t)clBucketSize));
+  check(pc.distOpt || !clBucketSize.getNumOccurrences(),
+        "--ddp-bucket-size needs --distributed-optimizer");
   check(mc.nh % pc.tp == 0, "tp=" + Twine(pc.tp) +
                                 " does not divide num_attention_heads " +
                                 Twine(mc.nh));

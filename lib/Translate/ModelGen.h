@@ -670,6 +670,14 @@ struct ParCfg {
   /// get_batch_on_this_cp_rank, ring-flash-attention's zigzag): 2 x cp
   /// chunks, rank r holding chunks r and 2 x cp - 1 - r.
   bool cpBalance = false;
+  /// Megatron-LM's distributed optimizer (--use-distributed-optimizer): the
+  /// gradients of a bucket of parameters live in one flat buffer (reverse
+  /// parameter order, each start aligned to 64 elements, the bucket padded
+  /// to a multiple of lcm(dp x cp, 128)); each rank of the data-parallel
+  /// group owns one contiguous 1/(dp x cp) of it, whatever parameter
+  /// boundaries fall inside. `bucketSize`: --ddp-bucket-size, in elements.
+  bool distOpt = false;
+  int64_t bucketSize = 0;
 };
 
 /// One plan tensor that a lineage refers to, on every rank of one pipeline
@@ -866,11 +874,35 @@ private:
   std::string stageProgram(int64_t stage);
   std::string stageProgramOne(int64_t stage);
   void endOfStep(Prog &P);
+  /// The end of the step under Megatron's distributed optimizer (one
+  /// program per data-parallel coordinate `curZ`: the ranges it owns).
+  void flatStep(Prog &P);
+  /// One program per data-parallel coordinate (dp x cp index `curZ`).
+  bool perZ() const { return p.distOpt && dpN() > 1; }
+  int64_t curZ = 0;
+  /// Lineage statements of the parts of flat buffers a rank owns, written
+  /// out as boxes (they differ per data-parallel coordinate).
+  std::vector<std::string> flatLines;
+  /// The same as statements by box (`"spec"[box]`), whose groups are
+  /// replicas (a tied embedding's copies on the first and last stage).
+  std::vector<std::pair<std::string, std::vector<std::string>>> flatStmts;
+  std::map<std::string, size_t> flatStmtIndex;
   std::string lineages();
   std::string meshText() const;
 
   int64_t rankOf(int64_t d, int64_t s, int64_t c, int64_t t) const {
     return ((d * p.pp + s) * p.cp + c) * p.tp + t;
+  }
+  /// Megatron's embedding group: each pair of ranks of the first and the
+  /// last pipeline stage with the same data-, context- and tensor-parallel
+  /// coordinates.
+  std::vector<std::vector<int64_t>> embeddingGroups() const {
+    std::vector<std::vector<int64_t>> groups;
+    for (int64_t d = 0; d < p.dp; ++d)
+      for (int64_t c = 0; c < p.cp; ++c)
+        for (int64_t t = 0; t < p.tp; ++t)
+          groups.push_back({rankOf(d, 0, c, t), rankOf(d, p.pp - 1, c, t)});
+    return groups;
   }
   /// The ranks that reduce a dense gradient: data and context parallel.
   int64_t dpN() const { return p.dp * p.cp; }

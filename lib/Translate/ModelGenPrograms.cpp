@@ -9,6 +9,8 @@
 #include "ModelGen.h"
 
 #include <algorithm>
+#include <numeric>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::tv::modelgen;
@@ -59,7 +61,7 @@ std::string Gen::spec() {
   embedBackward(P, d, tokens, dx);
   for (auto &[name, g] : specGrads)
     P.output(name + ".grad", g);
-  if (p.zero || p.adam) {
+  if (p.zero || p.adam || p.distOpt) {
     P.comment(p.adam ? "optimizer step (Adam)" : "optimizer step (SGD)");
     for (auto &[name, g] : specGrads) {
       const Val &w = weightsIn.at(name);
@@ -76,6 +78,8 @@ std::string Gen::spec() {
 }
 
 void Gen::endOfStep(Prog &P) {
+  if (p.distOpt)
+    return flatStep(P);
   std::vector<std::string> dense = dpAxes(), expert = expertDpAxes();
   for (const Buf &b : bufs) {
     bool isExpert = b.epDim >= 0;
@@ -114,15 +118,8 @@ void Gen::endOfStep(Prog &P) {
     // pair of ranks with the same data- and tensor-parallel coordinates),
     // after the data-parallel reduction, as Megatron's
     // finalize_model_grads does; ZeRO shards are paired shard by shard.
-    if (m.tied && p.pp > 1 && b.name == "tok_embeddings") {
-      std::vector<std::vector<int64_t>> groups;
-      for (int64_t dd = 0; dd < p.dp; ++dd)
-        for (int64_t c = 0; c < p.cp; ++c)
-          for (int64_t t = 0; t < p.tp; ++t)
-            groups.push_back(
-                {rankOf(dd, 0, c, t), rankOf(dd, p.pp - 1, c, t)});
-      g = P.allReduceGroups(g, groups, gn + "_embedding_group");
-    }
+    if (m.tied && p.pp > 1 && b.name == "tok_embeddings")
+      g = P.allReduceGroups(g, embeddingGroups(), gn + "_embedding_group");
     P.output(gn, g);
     recs.push_back(gr);
     if (!p.zero && !p.adam)
@@ -169,7 +166,272 @@ void Gen::endOfStep(Prog &P) {
   }
 }
 
+/// The boxes of a row-major tensor of `shape` that its flat range [a, b)
+/// covers, in flat order, as (lower corner, extents): a partial row, whole
+/// rows, a partial row, recursively (at most 2 x rank - 1 boxes).
+static void flatBoxes(ArrayRef<int64_t> shape, int64_t a, int64_t b,
+                      Shape lower, std::vector<std::pair<Shape, Shape>> &out) {
+  size_t k = lower.size();
+  Shape ones(k, 1);
+  if (k + 1 == shape.size()) {
+    Shape lo = lower, ext = ones;
+    lo.push_back(a);
+    ext.push_back(b - a);
+    out.push_back({lo, ext});
+    return;
+  }
+  int64_t inner = 1;
+  for (size_t i = k + 1; i < shape.size(); ++i)
+    inner *= shape[i];
+  int64_t i0 = a / inner, i1 = b / inner, r0 = a % inner, r1 = b % inner;
+  auto at = [&](int64_t i) {
+    Shape l = lower;
+    l.push_back(i);
+    return l;
+  };
+  if (i0 == i1)
+    return flatBoxes(shape, r0, r1, at(i0), out);
+  if (r0) {
+    flatBoxes(shape, r0, inner, at(i0), out);
+    ++i0;
+  }
+  if (i1 > i0) {
+    Shape lo = at(i0), ext = ones;
+    ext.push_back(i1 - i0);
+    for (size_t i = k + 1; i < shape.size(); ++i) {
+      lo.push_back(0);
+      ext.push_back(shape[i]);
+    }
+    out.push_back({lo, ext});
+  }
+  if (r1)
+    flatBoxes(shape, 0, r1, at(i1), out);
+}
+
+static int64_t volume(ArrayRef<int64_t> s) {
+  int64_t v = 1;
+  for (int64_t x : s)
+    v *= x;
+  return v;
+}
+
+void Gen::flatStep(Prog &P) {
+  const int64_t n = dpN(), z = curZ, dd = z / p.cp, c = z % p.cp;
+  const std::vector<std::string> axes = dpAxes();
+  // The gradients as the backward leaves them in the buffer (sequence- and
+  // head-partial ones all-reduced over tp first, as Megatron does), tagged:
+  // the spec's gradient is their sum over the data-parallel group (and, for
+  // a tied embedding, over the embedding group). That is the gradient's
+  // lineage, and a cut: what follows is data movement and the elementwise
+  // step, a stage of its own.
+  std::vector<Val> grads;
+  for (const Buf &b : bufs) {
+    std::string gn = b.name + ".grad";
+    Val g = P.bufferRead(gn, b.shape);
+    if (b.seqPartial)
+      g = P.allReduce(g, {"tp"}, gn + "_sp");
+    if (b.headPartial)
+      g = P.allReduce(g, {"tp"}, gn + "_heads");
+    P.tag(gn + ".local", g);
+    grads.push_back(g);
+    bool tiedCopy = m.tied && p.pp > 1 && b.name == "tok_embeddings";
+    if (curZ != 0 || (tiedCopy && curStage != p.pp - 1))
+      continue;
+    auto sumOver = [&](int64_t t) {
+      std::string terms;
+      for (int64_t s : tiedCopy ? std::vector<int64_t>{0, p.pp - 1}
+                                : std::vector<int64_t>{curStage})
+        for (int64_t d = 0; d < p.dp; ++d)
+          for (int64_t cc = 0; cc < p.cp; ++cc)
+            terms += (terms.empty() ? "\"" : " + \"") + gn + ".local\":" +
+                     std::to_string(rankOf(d, s, cc, t));
+      return "[" + terms + "]";
+    };
+    std::string scaled =
+        p.perRankLoss && n > 1 ? " scaled 1/" + std::to_string(n) : "";
+    for (int64_t t = 0; t < (b.tpDim >= 0 ? p.tp : 1); ++t) {
+      std::string box, groups;
+      for (size_t i = 0; i < b.shape.size(); ++i) {
+        int64_t lo = (int64_t)i == b.tpDim ? t * b.shape[i] : 0;
+        box += (i ? ", " : "") + std::to_string(lo) + ":" +
+               std::to_string(lo + b.shape[i]);
+      }
+      if (b.tpDim >= 0)
+        groups = sumOver(t);
+      else
+        for (int64_t tt = 0; tt < p.tp; ++tt)
+          groups += (tt ? " | " : "") + sumOver(tt);
+      flatLines.push_back("tv.lineage #tv.lineage<\"" + gn + "\"[" + box +
+                          "] = " + groups + scaled + ">\n");
+    }
+  }
+  // Megatron-Core's _ParamAndGradBuffer: parameters in reverse order, each
+  // start padded to 64 elements, a bucket closed once it holds bucketSize
+  // elements (the tied embedding of a pipelined model in a bucket of its
+  // own), each bucket's end padded to a multiple of lcm(dp x cp, 128).
+  auto pad = [](int64_t x, int64_t d) { return (x + d - 1) / d * d; };
+  const int64_t align = std::lcm<int64_t>(n, 128);
+  struct Slot {
+    size_t buf;
+    int64_t start, numel;
+  };
+  struct Bucket {
+    int64_t start, end;
+    std::vector<Slot> slots;
+  };
+  std::vector<Bucket> buckets;
+  std::vector<Slot> open;
+  int64_t bucketStart = 0, start = 0;
+  auto close = [&](int64_t end) {
+    int64_t e = pad(end, align);
+    buckets.push_back({bucketStart, e, std::move(open)});
+    open.clear();
+    bucketStart = e;
+    return e;
+  };
+  for (size_t i = bufs.size(); i-- > 0;) {
+    const Buf &b = bufs[i];
+    bool own = m.tied && p.pp > 1 && b.name == "tok_embeddings";
+    start = pad(start, 64);
+    if (own && !open.empty())
+      start = close(start);
+    int64_t end = start + volume(b.shape);
+    open.push_back({i, start, volume(b.shape)});
+    bool full = p.bucketSize > 0 && end - bucketStart >= p.bucketSize;
+    start = full || own ? close(end) : end;
+  }
+  if (!open.empty())
+    close(start);
+
+  // One lineage statement per owned box: its spec box (the tp block of the
+  // parameter plus the box) on this coordinate's ranks, one group per tp
+  // rank when the parameter is replicated over tp.
+  auto line = [&](const Buf &b, const std::string &spec, const Shape &lower,
+                  const Shape &ext, const std::string &plan) {
+    auto stmt = [&](ArrayRef<int64_t> tps) {
+      std::string box;
+      for (size_t i = 0; i < ext.size(); ++i) {
+        int64_t lo = lower[i] + ((int64_t)i == b.tpDim ? tps[0] * b.shape[i]
+                                                        : 0);
+        box += (i ? ", " : "") + std::to_string(lo) + ":" +
+               std::to_string(lo + ext[i]);
+      }
+      std::string key = "\"" + spec + "\"[" + box + "]";
+      auto [it, fresh] = flatStmtIndex.try_emplace(key, flatStmts.size());
+      if (fresh)
+        flatStmts.push_back({key, {}});
+      for (int64_t t : tps)
+        flatStmts[it->second].second.push_back(
+            "[\"" + plan + "\":" +
+            std::to_string(rankOf(dd, curStage, c, t)) + "]");
+    };
+    if (b.tpDim >= 0)
+      for (int64_t t = 0; t < p.tp; ++t)
+        stmt({t});
+    else {
+      std::vector<int64_t> all;
+      for (int64_t t = 0; t < p.tp; ++t)
+        all.push_back(t);
+      stmt(all);
+    }
+  };
+
+  for (size_t k = 0; k < buckets.size(); ++k) {
+    const Bucket &bk = buckets[k];
+    const std::string bn = "bucket" + std::to_string(k);
+    const int64_t size = bk.end - bk.start, shard = size / n;
+    P.comment("distributed optimizer: " + bn + ", " + std::to_string(size) +
+              " elements, this rank owns [" +
+              std::to_string(bk.start + z * shard) + ", " +
+              std::to_string(bk.start + (z + 1) * shard) + ")");
+    // The flat gradient buffer: each parameter's gradient at its offset,
+    // zero in the padding.
+    std::optional<Val> flat;
+    bool embedding = false;
+    for (const Slot &sl : bk.slots) {
+      const Buf &b = bufs[sl.buf];
+      embedding |= m.tied && p.pp > 1 && b.name == "tok_embeddings";
+      Val f = P.reshape(grads[sl.buf], {sl.numel}, b.name + "_grad_flat");
+      Val e = P.sliceGrad(f, {sl.start - bk.start}, {size}, bn + "_grad");
+      flat = flat ? P.add(*flat, e, bn + "_grad") : e;
+    }
+    Val gs = n > 1 ? P.reduceScatter(*flat, 0, n, axes, bn + "_grad_shard",
+                                     p.perRankLoss)
+                   : *flat;
+    // The tied embedding's bucket: summed over the embedding group.
+    if (embedding)
+      gs = P.allReduceGroups(gs, embeddingGroups(), bn + "_embedding_group");
+    // The optimizer step on each box of a parameter this rank owns; the
+    // updated boxes go back to their places in the parameter buffer's shard.
+    const int64_t own0 = bk.start + z * shard, own1 = own0 + shard;
+    std::optional<Val> upd;
+    for (const Slot &sl : bk.slots) {
+      const Buf &b = bufs[sl.buf];
+      int64_t lo = std::max(own0, sl.start),
+              hi = std::min(own1, sl.start + sl.numel);
+      if (lo >= hi)
+        continue;
+      std::vector<std::pair<Shape, Shape>> boxes;
+      flatBoxes(b.shape, lo - sl.start, hi - sl.start, {}, boxes);
+      int64_t off = lo - own0;
+      for (size_t j = 0; j < boxes.size(); ++j) {
+        const auto &[lower, ext] = boxes[j];
+        const std::string part = ".part" + std::to_string(j),
+                          gn = b.name + ".grad";
+        int64_t vol = volume(ext);
+        Val gp = P.reshape(P.slice(gs, {off}, {vol}, gn + "_own"), ext,
+                           gn + "_own");
+        Val wp = P.slice(weightsIn.at(b.name), lower, ext, b.name + "_own");
+        Val np = optimizerStep(
+            P, b.name, wp, gp,
+            [&](const std::string &key) {
+              line(b, b.name + key, lower, ext, b.name + key + part);
+              return P.input(b.name + key + part, ext);
+            },
+            [&](const std::string &key, const Val &v) {
+              P.output(b.name + key + ".new" + part, v);
+              line(b, b.name + key + ".new", lower, ext,
+                   b.name + key + ".new" + part);
+            });
+        Val e = P.sliceGrad(P.reshape(np, {vol}, b.name + "_new_flat"), {off},
+                            {shard}, bn + "_param_shard");
+        upd = upd ? P.add(*upd, e, bn + "_param_shard") : e;
+        off += vol;
+      }
+    }
+    // A rank whose range is all padding contributes nothing to a parameter.
+    if (!upd)
+      upd = P.scale(gs, 0.0, bn + "_param_shard");
+    Val full = n > 1 ? P.allGather(*upd, 0, n, axes, bn + "_param") : *upd;
+    for (const Slot &sl : bk.slots) {
+      const Buf &b = bufs[sl.buf];
+      Val nw = P.reshape(
+          P.slice(full, {sl.start - bk.start}, {sl.numel}, b.name + "_view"),
+          b.shape, b.name + "_new");
+      P.output(b.name + ".new", nw);
+      Rec wr{b.name + ".new", b.name + ".new", nw.s, -1, b.tpDim, curStage, -1};
+      recs.push_back(wr);
+    }
+  }
+}
+
 std::string Gen::stageProgram(int64_t s) {
+  if (perZ()) {
+    // Megatron's distributed optimizer: each data-parallel coordinate owns
+    // different ranges of the flat buffers (and under ring attention its cp
+    // coordinate is part of it). Mesh-wide lineages are recorded once.
+    std::string out;
+    for (curZ = 0; curZ < dpN(); ++curZ) {
+      curCp = p.cpRing ? curZ % p.cp : 0;
+      size_t before = recs.size();
+      out += stageProgramOne(s);
+      if (curZ > 0)
+        recs.resize(before);
+    }
+    curZ = 0;
+    curCp = 0;
+    return out;
+  }
   if (p.cp == 1 || !p.cpRing)
     return stageProgramOne(s);
   // Ring attention: one program per cp coordinate (the ring's wrap-around
@@ -427,7 +689,7 @@ std::string Gen::stageProgramOne(int64_t s) {
   for (int64_t dd = 0; dd < p.dp; ++dd)
     for (int64_t c = 0; c < p.cp; ++c)
       for (int64_t t = 0; t < p.tp; ++t)
-        if (!cpRing() || c == curCp)
+        if (perZ() ? dd * p.cp + c == curZ : !cpRing() || c == curCp)
           ranks += (ranks.empty() ? "" : ", ") +
                    std::to_string(rankOf(dd, s, c, t));
   std::string layers;
@@ -498,6 +760,14 @@ std::string Gen::lineages() {
     out += "tv.lineage_map \"" + r.spec + "\" blocks " + map + " shape " +
            shape + scaled + " = \"" + r.plan + "\" on @mesh where {pp = " +
            std::to_string(r.stage) + " : i64}\n";
+  }
+  for (const std::string &l : flatLines)
+    out += l;
+  for (const auto &[key, groups] : flatStmts) {
+    out += "tv.lineage #tv.lineage<" + key + " = ";
+    for (size_t i = 0; i < groups.size(); ++i)
+      out += (i ? " | " : "") + groups[i];
+    out += ">\n";
   }
   return out;
 }

@@ -1,4 +1,5 @@
 //===- ShapeProgram.cpp - the shape-reduction integer program -------------===//
+#include <set>
 #include "TrainVerify/Verify/ShapeProgram.h"
 #include "TrainVerify/Verify/Executor.h"
 #include "TrainVerify/Semantics/Semantics.h"
@@ -71,6 +72,10 @@ private:
   }
   LogicalResult addOp(Operation *op);
   LogicalResult addLineages();
+  void fixUnalignedReshapes();
+  /// Several tensors flattened into one buffer (a flat gradient bucket):
+  /// every dimension keeps its size, without asking the solver.
+  bool keepAll = false;
 
 private:
 public:
@@ -330,10 +335,126 @@ LogicalResult ShapeProgram::build() {
       for (unsigned d = 0; d < rank(step.op->getResult(0)); ++d)
         equalKeys(step.op, key(step.op->getResult(0), d),
               key(step.sendOp->getOperand(0), d));
-  return addLineages();
+  if (failed(addLineages()))
+    return failure();
+  fixUnalignedReshapes();
+  return success();
+}
+
+/// A reshape that merges dimensions [d1, ..., dn] into one keeps each
+/// reduced element standing for a block of the original ones only if every
+/// boundary along the merged dimension (a slice start or size, a chunk, a
+/// concatenated part, a lineage box: every size and position of its ratio
+/// component) falls on a multiple of the inner extent d(i+1) x ... x dn, or
+/// d1 .. di keep their sizes. A flat buffer cut inside a row of a
+/// parameter is such a boundary: reducing the rows would move the cut to
+/// another element (docs/soundness.md, "Reshapes and flat offsets").
+void ShapeProgram::fixUnalignedReshapes() {
+  bool any = llvm::any_of(constraints, [](const Constraint &c) {
+    return c.isProduct;
+  });
+  if (!any)
+    return;
+  // Ratio components: equality classes joined by every linear constraint.
+  llvm::EquivalenceClasses<DimKey> comps;
+  auto leader = [&](DimKey k) { return classes.getLeaderValue(k); };
+  for (auto &[k, n] : original)
+    comps.insert(leader(k));
+  for (const Constraint &c : constraints) {
+    if (c.isProduct)
+      continue;
+    std::optional<DimKey> first;
+    for (const auto *side : {&c.lhs, &c.rhs})
+      for (const LinearTerm &t : *side) {
+        if (first)
+          comps.unionSets(*first, leader(t.dim));
+        else
+          first = leader(t.dim);
+      }
+  }
+  DenseMap<DimKey, SmallVector<int64_t>> positions;
+  for (auto &[k, n] : original)
+    positions[comps.getLeaderValue(leader(k))].push_back(n);
+  // Differently shaped tensors flattened into one ratio component: a flat
+  // buffer. Its offsets tie every tensor's shape to every other's; nothing
+  // reduces consistently (and the solver would only time out proving so).
+  DenseMap<DimKey, std::set<std::vector<DimKey>>> flattenedInto;
+  for (const Constraint &c : constraints) {
+    if (!c.isProduct)
+      continue;
+    auto nonUnit = [&](const std::vector<DimKey> &side) {
+      std::vector<DimKey> out;
+      for (DimKey k : side)
+        if (orig(k) != 1)
+          out.push_back(k);
+      return out;
+    };
+    std::vector<DimKey> l = nonUnit(c.plhs), r = nonUnit(c.prhs);
+    if (l.size() >= 2 && r.size() >= 2) {
+      // Dimensions regrouped on both sides: kept as they are.
+      for (DimKey k : l)
+        fixed.insert(k);
+      for (DimKey k : r)
+        fixed.insert(k);
+      continue;
+    }
+    if (l.size() < 2 && r.size() < 2)
+      continue;
+    const std::vector<DimKey> &split = l.size() >= 2 ? l : r;
+    const std::vector<DimKey> &merged = l.size() >= 2 ? r : l;
+    if (merged.empty())
+      continue;
+    DimKey comp = comps.getLeaderValue(leader(merged[0]));
+    std::vector<DimKey> splitClasses;
+    for (DimKey k : split)
+      splitClasses.push_back(leader(k));
+    // Only whole tensors flattened to one dimension count (a flat buffer's
+    // members); regrouping some dimensions (heads, tokens) does not.
+    auto flattens = [](Operation *op) {
+      if (!op || op->getNumOperands() != 1 || op->getNumResults() != 1)
+        return false;
+      unsigned a = rank(op->getOperand(0)), b = rank(op->getResult(0));
+      return (a == 1) != (b == 1);
+    };
+    if (flattens(c.why)) {
+      auto &shapes = flattenedInto[comp];
+      shapes.insert(splitClasses);
+      if (shapes.size() >= 2)
+        keepAll = true;
+    }
+    const SmallVector<int64_t> &pos = positions[comp];
+    int64_t inner = 1;
+    int keepUpTo = -1;
+    for (int i = (int)split.size() - 1; i >= 1; --i) {
+      inner *= orig(split[i]);
+      if (keepUpTo < 0 &&
+          llvm::any_of(pos, [&](int64_t p) { return p % inner != 0; }))
+        keepUpTo = i - 1;
+    }
+    for (int i = 0; i <= keepUpTo; ++i)
+      fixed.insert(split[i]);
+  }
 }
 
 LogicalResult ShapeProgram::solveAndRewrite(unsigned timeoutMs) {
+  if (keepAll) {
+    // Said only where it matters: a stage too large to verify at full size.
+    int64_t elements = 0;
+    stage.getBody().walk([&](Operation *op) {
+      for (Value r : op->getResults())
+        if (auto ty = dyn_cast<RankedTensorType>(r.getType()))
+          elements = std::min<int64_t>(
+              elements + std::min<int64_t>(ty.getNumElements(), 1LL << 40),
+              1LL << 40);
+    });
+    if (elements > (int64_t(1) << 24))
+      stage.emitWarning()
+          << "shape reduction keeps the stage's sizes: it flattens tensors "
+             "of different shapes into one buffer (a flat gradient bucket), "
+             "whose offsets no smaller shapes preserve (docs/soundness.md, "
+             "\"Reshapes and flat offsets\")";
+    return success();
+  }
   // One integer variable per class.
   DenseMap<DimKey, unsigned> classIndex;
   std::vector<DimKey> leaders;

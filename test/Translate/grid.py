@@ -18,7 +18,8 @@ Depth is max(2, pp) layers. Six more plans take the interleaved schedule
 (--vpp 2, four layers over two pipeline ranks), and four a padded
 vocabulary (--make-vocab-size-divisible-by 3, or 12 for a whole shard of
 padding), and twenty-one context parallelism (cp 2 or 4, --cp-comm a2a,
-allgather or p2p, the ring also load-balanced; three of them DeepSeek).
+allgather or p2p, the ring also load-balanced; three of them DeepSeek), and
+six Megatron's distributed optimizer (--distributed-optimizer).
 Any outcome but "proven" fails the test and names the configuration.
 """
 import concurrent.futures as cf
@@ -130,6 +131,20 @@ for par, extra in (
         ("dp=4 cp=2 tp=1 pp=2 mb=2 ep=2", ["--zero", "1", "--cp-comm", "a2a"]),
         ("dp=2 cp=2 tp=1 pp=1 mb=2", ["--cp-comm", "allgather"])):
     jobs.append(("deepseek", par, extra, 2))
+
+# Megatron-LM's distributed optimizer (flat per-bucket buffers, one owned
+# range per data-parallel rank): every architecture, with buckets of 500
+# elements on some, and with the options it combines with.
+for model, par, extra, layers in (
+        ("llama", "dp=2 tp=2 pp=2 mb=2", ["--sp"], 2),
+        ("llama", "dp=4 tp=1 pp=1 mb=1", ["--ddp-bucket-size", "500"], 2),
+        ("qwen2", "dp=2 tp=2 pp=2 mb=2", ["--optimizer", "adam"], 2),
+        ("mistral", "dp=2 tp=1 pp=2 mb=4",
+         ["--loss-scaling", "per-rank", "--ddp-bucket-size", "500"], 2),
+        ("qwen3", "dp=2 cp=2 tp=2 pp=1 mb=1",
+         ["--cp-comm", "p2p", "--optimizer", "adam"], 2),
+        ("deepseek", "dp=2 tp=2 pp=1 mb=2", ["--sp"], 2)):
+    jobs.append((model, par, extra + ["--distributed-optimizer"], layers))
 
 
 def run(job):

@@ -277,7 +277,10 @@ def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
     online softmax: the running sum is not rescaled by exp(m_old - m_new)),
     cp-chunks-misordered (the load-balanced sequence order: a rank lays its
     two chunks of one input, RoPE tables, tokens or labels by `index`, out
-    the other way around).
+    the other way around), flat-param-view-offset (Megatron's distributed
+    optimizer: a parameter's view into the all-gathered parameter buffer
+    one element off), flat-shard-misowned (a rank reads its owned range of
+    the reduce-scattered gradient buffer one element off).
     `rank` chooses the rank (default: the first rank that has a candidate
     op); `layer` restricts candidates to the ops of one decoder layer (an op
     belongs to the layer named by the first `lK.` tag or output after it);

@@ -1,0 +1,62 @@
+// A reshape that flattens [4, 6] and a slice that cuts the flat dimension
+// inside a row (start 3, 6 elements): shape reduction keeps the rows (a
+// reduced row would stand for several, and the cut would move to another
+// element) and reduces the columns by a ratio that keeps the cut on a
+// block boundary (6 -> 2: start 3 -> 1).
+// RUN: tv-opt %s --split-input-file --tv-stage-partition --tv-shape-reduce="fold=false" | FileCheck %s
+// RUN: tv-opt %s --split-input-file --tv-stage-partition --tv-shape-reduce --tv-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=PROVEN
+// CHECK-LABEL: tv.stage @stage0_z
+// CHECK:       tv.input "w" : tensor<4x2xf32>
+// CHECK-NEXT:  tv.reshape %{{.*}} : tensor<4x2xf32> -> tensor<8xf32>
+// CHECK-NEXT:  tv.slice %{{.*}} start [1] : tensor<8xf32> -> tensor<2xf32>
+// PROVEN: tv-verify: proven
+tv.mesh @mesh axes ["dp"] sizes [2]
+tv.spec @spec {
+  %w = tv.input "w" : tensor<4x6xf32>
+  %f = tv.reshape %w : tensor<4x6xf32> -> tensor<24xf32>
+  %y = tv.slice %f start [3] : tensor<24xf32> -> tensor<6xf32>
+  %z = tv.scale %y, 2.0 : tensor<6xf32>
+  tv.output "z", %z : tensor<6xf32>
+}
+tv.plan @plan mesh @mesh micro_batches 1 {
+  tv.rank_program [0, 1] {
+    %w = tv.input "w" : tensor<4x6xf32>
+    %f = tv.reshape %w : tensor<4x6xf32> -> tensor<24xf32>
+    %y = tv.slice %f start [3] : tensor<24xf32> -> tensor<6xf32>
+    %z = tv.add %y, %y : tensor<6xf32>, tensor<6xf32> -> tensor<6xf32>
+    tv.output "z", %z : tensor<6xf32>
+  }
+}
+tv.lineage #tv.lineage<"w"[0:4, 0:6] = ["w":0] | ["w":1]>
+tv.lineage #tv.lineage<"z"[0:6] = ["z":0] | ["z":1]>
+
+// -----
+
+// [6, 2] cut after 3 elements (row 1, column 1): the columns cannot shrink
+// below 2, so nothing reduces. Without the rule the ratio 2/3 was chosen:
+// rows 6 -> 4 and the slice [2, 4), a whole reduced row, where the full
+// slice takes one column of row 1 and all of row 2.
+// CHECK-LABEL: tv.stage @stage0_z
+// CHECK:       tv.input "w" : tensor<6x2xf32>
+// CHECK-NEXT:  tv.reshape %{{.*}} : tensor<6x2xf32> -> tensor<12xf32>
+// CHECK-NEXT:  tv.slice %{{.*}} start [3] : tensor<12xf32> -> tensor<3xf32>
+// PROVEN: tv-verify: proven
+tv.mesh @mesh axes ["dp"] sizes [2]
+tv.spec @spec {
+  %w = tv.input "w" : tensor<6x2xf32>
+  %f = tv.reshape %w : tensor<6x2xf32> -> tensor<12xf32>
+  %y = tv.slice %f start [3] : tensor<12xf32> -> tensor<3xf32>
+  %z = tv.scale %y, 2.0 : tensor<3xf32>
+  tv.output "z", %z : tensor<3xf32>
+}
+tv.plan @plan mesh @mesh micro_batches 1 {
+  tv.rank_program [0, 1] {
+    %w = tv.input "w" : tensor<6x2xf32>
+    %f = tv.reshape %w : tensor<6x2xf32> -> tensor<12xf32>
+    %y = tv.slice %f start [3] : tensor<12xf32> -> tensor<3xf32>
+    %z = tv.add %y, %y : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+    tv.output "z", %z : tensor<3xf32>
+  }
+}
+tv.lineage #tv.lineage<"w"[0:6, 0:2] = ["w":0] | ["w":1]>
+tv.lineage #tv.lineage<"z"[0:3] = ["z":0] | ["z":1]>
