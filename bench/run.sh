@@ -59,6 +59,9 @@ row "tiny-llama dp2 cp2, ring (p2p)" tiny-llama "dp=2 cp=2" "" 900 "--cp-comm p2
 row "tiny-llama dp2 cp2, Ulysses (a2a)" tiny-llama "dp=2 cp=2" "" 900 "--cp-comm a2a"
 row "tiny-llama cp2, Ulysses (a2a)" tiny-llama "cp=2" "" 900 "--cp-comm a2a"
 row "tiny-llama dp2 cp2, all-gathered KV" tiny-llama "dp=2 cp=2" "" 900 "--cp-comm allgather"
+row "tiny-llama dp2 tp2 pp2 mb2, distributed optimizer (flat buckets), Adam" tiny-llama "dp=2 tp=2 pp=2 mb=2" "" 900 "--distributed-optimizer --optimizer adam"
+row "tiny-llama dp2 tp2 pp2 mb2, distributed optimizer, bug flat-shard-misowned rank=5" tiny-llama "dp=2 tp=2 pp=2 mb=2" "" 900 "--distributed-optimizer --optimizer adam" "bug=flat-shard-misowned rank=5"
+row "llama3.2-1b dp2 tp2, 1 layer, distributed optimizer (full-size buckets)" llama3.2-1b "dp=2 tp=2" 1 900 "--distributed-optimizer"
 if [ $quick = 0 ]; then
   row "llama3-8b dp512" llama3-8b "dp=512" ""
   row "llama3-8b dp512, bug rank-scale rank=301 layer=17" llama3-8b "dp=512" "" 900 "" "bug=rank-scale rank=301 layer=17"
