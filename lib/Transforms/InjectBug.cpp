@@ -319,10 +319,16 @@ void InjectBugPass::runOnOperation() {
     pred = [](Operation *op) {
       auto sc = dyn_cast<ScaleOp>(op);
       Operation *red = sc ? sc.getInput().getDefiningOp() : nullptr;
-      return red && isa<AllReduceOp, ReduceScatterOp>(red) &&
-             reachesOutput(sc.getResult(), [](StringRef n) {
-               return n.contains(".experts.") && n.ends_with(".grad");
-             });
+      if (!red || !isa<AllReduceOp, ReduceScatterOp>(red))
+        return false;
+      // Under the distributed optimizer, the divide of the experts' flat
+      // bucket (the only scaled bucket; 0 is an all-padding shard).
+      if (isa<ReduceScatterOp>(red) &&
+          cast<RankedTensorType>(sc.getType()).getRank() == 1)
+        return !sc.getScalar().isZero();
+      return reachesOutput(sc.getResult(), [](StringRef n) {
+        return n.contains(".experts.") && n.ends_with(".grad");
+      });
     };
   } else if (b == "sp-moe-output-not-reduced") {
     // Under sequence parallelism, the tp reduce-scatter of the

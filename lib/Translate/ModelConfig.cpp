@@ -572,10 +572,6 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
         "--distributed-optimizer is Megatron-LM's sharded optimizer over flat "
         "buffers; --zero " + Twine(pc.zero) +
             " shards each parameter along one dimension: give one of them");
-  check(!pc.distOpt || pc.ep == 1,
-        "--distributed-optimizer with expert parallelism (ep=" +
-            Twine(pc.ep) + ") is not generated: Megatron keeps the experts' "
-            "own buffers over the expert data-parallel group");
   check(clBucketSize >= 0 && clBucketSize <= ((int64_t)1 << 40),
         "--ddp-bucket-size must be between 0 and 2^40 elements, got " +
             Twine((int64_t)clBucketSize));

@@ -216,12 +216,42 @@ static int64_t volume(ArrayRef<int64_t> s) {
 }
 
 void Gen::flatStep(Prog &P) {
-  const int64_t n = dpN(), z = curZ, dd = z / p.cp, c = z % p.cp;
-  const std::vector<std::string> axes = dpAxes();
+  const int64_t dd = curZ / p.cp, c = curZ % p.cp;
+  const int64_t e = dd % p.ep, edp = dd / p.ep;
+  // Megatron keeps two buffers: the dense parameters' over the data-parallel
+  // group (dp x cp) and the experts' over the expert data-parallel group
+  // (dp / ep x cp, the ranks holding the same experts). This rank's index
+  // in each, its size and its mesh axes.
+  struct Group {
+    bool expert;
+    int64_t n, z;
+    std::vector<std::string> axes;
+    std::vector<size_t> bufs;
+  };
+  Group groups[2] = {{false, dpN(), curZ, dpAxes(), {}},
+                     {true, expertDpN(), edp * p.cp + c, expertDpAxes(), {}}};
+  for (size_t i = 0; i < bufs.size(); ++i)
+    groups[bufs[i].epDim >= 0].bufs.push_back(i);
+  // The spec box of a (tp- and ep-local) box of buffer b on tp rank t.
+  auto specBox = [&](const Buf &b, const Shape &lower, const Shape &ext,
+                     int64_t t) {
+    std::string box;
+    for (size_t i = 0; i < ext.size(); ++i) {
+      int64_t lo = lower[i];
+      if ((int64_t)i == b.tpDim)
+        lo += t * b.shape[i];
+      if ((int64_t)i == b.epDim)
+        lo += e * b.shape[i];
+      box += (i ? ", " : "") + std::to_string(lo) + ":" +
+             std::to_string(lo + ext[i]);
+    }
+    return box;
+  };
+
   // The gradients as the backward leaves them in the buffer (sequence- and
   // head-partial ones all-reduced over tp first, as Megatron does), tagged:
-  // the spec's gradient is their sum over the data-parallel group (and, for
-  // a tied embedding, over the embedding group). That is the gradient's
+  // the spec's gradient is their sum over the buffer's group (and, for a
+  // tied embedding, over the embedding group). That is the gradient's
   // lineage, and a cut: what follows is data movement and the elementwise
   // step, a stage of its own.
   std::vector<Val> grads;
@@ -234,8 +264,12 @@ void Gen::flatStep(Prog &P) {
       g = P.allReduce(g, {"tp"}, gn + "_heads");
     P.tag(gn + ".local", g);
     grads.push_back(g);
+    bool isExpert = b.epDim >= 0;
     bool tiedCopy = m.tied && p.pp > 1 && b.name == "tok_embeddings";
-    if (curZ != 0 || (tiedCopy && curStage != p.pp - 1))
+    // Recorded once per expert shard (the first coordinate holding it),
+    // once per stage otherwise; a tied embedding's with the last stage.
+    if ((isExpert ? edp * p.cp + c : curZ) != 0 ||
+        (tiedCopy && curStage != p.pp - 1))
       continue;
     auto sumOver = [&](int64_t t) {
       std::string terms;
@@ -243,80 +277,36 @@ void Gen::flatStep(Prog &P) {
                                 : std::vector<int64_t>{curStage})
         for (int64_t d = 0; d < p.dp; ++d)
           for (int64_t cc = 0; cc < p.cp; ++cc)
-            terms += (terms.empty() ? "\"" : " + \"") + gn + ".local\":" +
-                     std::to_string(rankOf(d, s, cc, t));
+            if (!isExpert || d % p.ep == e)
+              terms += (terms.empty() ? "\"" : " + \"") + gn + ".local\":" +
+                       std::to_string(rankOf(d, s, cc, t));
       return "[" + terms + "]";
     };
-    std::string scaled =
-        p.perRankLoss && n > 1 ? " scaled 1/" + std::to_string(n) : "";
+    // A per-rank mean: dense gradients are averaged over the group; an
+    // expert's is summed over its group and divided by dp (decision 66).
+    int64_t den = !p.perRankLoss ? 1 : isExpert ? p.dp : dpN();
+    std::string scaled = den > 1 ? " scaled 1/" + std::to_string(den) : "";
+    Shape zero(b.shape.size(), 0);
     for (int64_t t = 0; t < (b.tpDim >= 0 ? p.tp : 1); ++t) {
-      std::string box, groups;
-      for (size_t i = 0; i < b.shape.size(); ++i) {
-        int64_t lo = (int64_t)i == b.tpDim ? t * b.shape[i] : 0;
-        box += (i ? ", " : "") + std::to_string(lo) + ":" +
-               std::to_string(lo + b.shape[i]);
-      }
+      std::string groupsText;
       if (b.tpDim >= 0)
-        groups = sumOver(t);
+        groupsText = sumOver(t);
       else
         for (int64_t tt = 0; tt < p.tp; ++tt)
-          groups += (tt ? " | " : "") + sumOver(tt);
-      flatLines.push_back("tv.lineage #tv.lineage<\"" + gn + "\"[" + box +
-                          "] = " + groups + scaled + ">\n");
+          groupsText += (tt ? " | " : "") + sumOver(tt);
+      flatLines.push_back("tv.lineage #tv.lineage<\"" + gn + "\"[" +
+                          specBox(b, zero, b.shape, t) + "] = " + groupsText +
+                          scaled + ">\n");
     }
   }
-  // Megatron-Core's _ParamAndGradBuffer: parameters in reverse order, each
-  // start padded to 64 elements, a bucket closed once it holds bucketSize
-  // elements (the tied embedding of a pipelined model in a bucket of its
-  // own), each bucket's end padded to a multiple of lcm(dp x cp, 128).
-  auto pad = [](int64_t x, int64_t d) { return (x + d - 1) / d * d; };
-  const int64_t align = std::lcm<int64_t>(n, 128);
-  struct Slot {
-    size_t buf;
-    int64_t start, numel;
-  };
-  struct Bucket {
-    int64_t start, end;
-    std::vector<Slot> slots;
-  };
-  std::vector<Bucket> buckets;
-  std::vector<Slot> open;
-  int64_t bucketStart = 0, start = 0;
-  auto close = [&](int64_t end) {
-    int64_t e = pad(end, align);
-    buckets.push_back({bucketStart, e, std::move(open)});
-    open.clear();
-    bucketStart = e;
-    return e;
-  };
-  for (size_t i = bufs.size(); i-- > 0;) {
-    const Buf &b = bufs[i];
-    bool own = m.tied && p.pp > 1 && b.name == "tok_embeddings";
-    start = pad(start, 64);
-    if (own && !open.empty())
-      start = close(start);
-    int64_t end = start + volume(b.shape);
-    open.push_back({i, start, volume(b.shape)});
-    bool full = p.bucketSize > 0 && end - bucketStart >= p.bucketSize;
-    start = full || own ? close(end) : end;
-  }
-  if (!open.empty())
-    close(start);
 
-  // One lineage statement per owned box: its spec box (the tp block of the
-  // parameter plus the box) on this coordinate's ranks, one group per tp
-  // rank when the parameter is replicated over tp.
+  // One lineage statement per owned box: its spec box on this coordinate's
+  // ranks, one group per tp rank when the parameter is replicated over tp.
   auto line = [&](const Buf &b, const std::string &spec, const Shape &lower,
                   const Shape &ext, const std::string &plan) {
     auto stmt = [&](ArrayRef<int64_t> tps) {
-      std::string box;
-      for (size_t i = 0; i < ext.size(); ++i) {
-        int64_t lo = lower[i] + ((int64_t)i == b.tpDim ? tps[0] * b.shape[i]
-                                                        : 0);
-        box += (i ? ", " : "") + std::to_string(lo) + ":" +
-               std::to_string(lo + ext[i]);
-      }
-      std::string key = "\"" + spec + "\"[" + box + "]";
+      std::string key = "\"" + spec + "\"[" + specBox(b, lower, ext, tps[0]) +
+                        "]";
       auto [it, fresh] = flatStmtIndex.try_emplace(key, flatStmts.size());
       if (fresh)
         flatStmts.push_back({key, {}});
@@ -336,81 +326,129 @@ void Gen::flatStep(Prog &P) {
     }
   };
 
-  for (size_t k = 0; k < buckets.size(); ++k) {
-    const Bucket &bk = buckets[k];
-    const std::string bn = "bucket" + std::to_string(k);
-    const int64_t size = bk.end - bk.start, shard = size / n;
-    P.comment("distributed optimizer: " + bn + ", " + std::to_string(size) +
-              " elements, this rank owns [" +
-              std::to_string(bk.start + z * shard) + ", " +
-              std::to_string(bk.start + (z + 1) * shard) + ")");
-    // The flat gradient buffer: each parameter's gradient at its offset,
-    // zero in the padding.
-    std::optional<Val> flat;
-    bool embedding = false;
-    for (const Slot &sl : bk.slots) {
-      const Buf &b = bufs[sl.buf];
-      embedding |= m.tied && p.pp > 1 && b.name == "tok_embeddings";
-      Val f = P.reshape(grads[sl.buf], {sl.numel}, b.name + "_grad_flat");
-      Val e = P.sliceGrad(f, {sl.start - bk.start}, {size}, bn + "_grad");
-      flat = flat ? P.add(*flat, e, bn + "_grad") : e;
+  auto pad = [](int64_t x, int64_t d) { return (x + d - 1) / d * d; };
+  struct Slot {
+    size_t buf;
+    int64_t start, numel;
+  };
+  struct Bucket {
+    int64_t start, end;
+    std::vector<Slot> slots;
+  };
+  int64_t bucketId = 0;
+  for (const Group &grp : groups) {
+    if (grp.bufs.empty())
+      continue;
+    const int64_t n = grp.n, z = grp.z;
+    // Megatron-Core's _ParamAndGradBuffer: parameters in reverse order,
+    // each start padded to 64 elements, a bucket closed once it holds
+    // bucketSize elements (the tied embedding of a pipelined model in a
+    // bucket of its own), each bucket's end padded to a multiple of
+    // lcm(group size, 128).
+    const int64_t align = std::lcm<int64_t>(n, 128);
+    std::vector<Bucket> buckets;
+    std::vector<Slot> open;
+    int64_t bucketStart = 0, start = 0;
+    auto close = [&](int64_t end) {
+      int64_t e = pad(end, align);
+      buckets.push_back({bucketStart, e, std::move(open)});
+      open.clear();
+      bucketStart = e;
+      return e;
+    };
+    for (auto it = grp.bufs.rbegin(); it != grp.bufs.rend(); ++it) {
+      const Buf &b = bufs[*it];
+      bool own = m.tied && p.pp > 1 && b.name == "tok_embeddings";
+      start = pad(start, 64);
+      if (own && !open.empty())
+        start = close(start);
+      int64_t end = start + volume(b.shape);
+      open.push_back({*it, start, volume(b.shape)});
+      bool full = p.bucketSize > 0 && end - bucketStart >= p.bucketSize;
+      start = full || own ? close(end) : end;
     }
-    Val gs = n > 1 ? P.reduceScatter(*flat, 0, n, axes, bn + "_grad_shard",
-                                     p.perRankLoss)
-                   : *flat;
-    // The tied embedding's bucket: summed over the embedding group.
-    if (embedding)
-      gs = P.allReduceGroups(gs, embeddingGroups(), bn + "_embedding_group");
-    // The optimizer step on each box of a parameter this rank owns; the
-    // updated boxes go back to their places in the parameter buffer's shard.
-    const int64_t own0 = bk.start + z * shard, own1 = own0 + shard;
-    std::optional<Val> upd;
-    for (const Slot &sl : bk.slots) {
-      const Buf &b = bufs[sl.buf];
-      int64_t lo = std::max(own0, sl.start),
-              hi = std::min(own1, sl.start + sl.numel);
-      if (lo >= hi)
-        continue;
-      std::vector<std::pair<Shape, Shape>> boxes;
-      flatBoxes(b.shape, lo - sl.start, hi - sl.start, {}, boxes);
-      int64_t off = lo - own0;
-      for (size_t j = 0; j < boxes.size(); ++j) {
-        const auto &[lower, ext] = boxes[j];
-        const std::string part = ".part" + std::to_string(j),
-                          gn = b.name + ".grad";
-        int64_t vol = volume(ext);
-        Val gp = P.reshape(P.slice(gs, {off}, {vol}, gn + "_own"), ext,
-                           gn + "_own");
-        Val wp = P.slice(weightsIn.at(b.name), lower, ext, b.name + "_own");
-        Val np = optimizerStep(
-            P, b.name, wp, gp,
-            [&](const std::string &key) {
-              line(b, b.name + key, lower, ext, b.name + key + part);
-              return P.input(b.name + key + part, ext);
-            },
-            [&](const std::string &key, const Val &v) {
-              P.output(b.name + key + ".new" + part, v);
-              line(b, b.name + key + ".new", lower, ext,
-                   b.name + key + ".new" + part);
-            });
-        Val e = P.sliceGrad(P.reshape(np, {vol}, b.name + "_new_flat"), {off},
-                            {shard}, bn + "_param_shard");
-        upd = upd ? P.add(*upd, e, bn + "_param_shard") : e;
-        off += vol;
+    if (!open.empty())
+      close(start);
+
+    for (const Bucket &bk : buckets) {
+      const std::string bn = "bucket" + std::to_string(bucketId++);
+      const int64_t size = bk.end - bk.start, shard = size / n;
+      // The flat gradient buffer: each parameter's gradient at its offset,
+      // zero in the padding.
+      std::optional<Val> flat;
+      bool embedding = false;
+      for (const Slot &sl : bk.slots) {
+        const Buf &b = bufs[sl.buf];
+        embedding |= m.tied && p.pp > 1 && b.name == "tok_embeddings";
+        Val f = P.reshape(grads[sl.buf], {sl.numel}, b.name + "_grad_flat");
+        Val e = P.sliceGrad(f, {sl.start - bk.start}, {size}, bn + "_grad");
+        flat = flat ? P.add(*flat, e, bn + "_grad") : e;
       }
-    }
-    // A rank whose range is all padding contributes nothing to a parameter.
-    if (!upd)
-      upd = P.scale(gs, 0.0, bn + "_param_shard");
-    Val full = n > 1 ? P.allGather(*upd, 0, n, axes, bn + "_param") : *upd;
-    for (const Slot &sl : bk.slots) {
-      const Buf &b = bufs[sl.buf];
-      Val nw = P.reshape(
-          P.slice(full, {sl.start - bk.start}, {sl.numel}, b.name + "_view"),
-          b.shape, b.name + "_new");
-      P.output(b.name + ".new", nw);
-      Rec wr{b.name + ".new", b.name + ".new", nw.s, -1, b.tpDim, curStage, -1};
-      recs.push_back(wr);
+      Val gs = n > 1 ? P.reduceScatter(*flat, 0, n, grp.axes,
+                                       bn + "_grad_shard",
+                                       p.perRankLoss && !grp.expert)
+                     : *flat;
+      if (grp.expert && p.perRankLoss && p.dp > 1)
+        gs = P.scale(gs, 1.0 / (double)p.dp, bn + "_grad_divide");
+      // The tied embedding's bucket: summed over the embedding group.
+      if (embedding)
+        gs = P.allReduceGroups(gs, embeddingGroups(), bn + "_embedding_group");
+      // The optimizer step on each box of a parameter this rank owns; the
+      // updated boxes go back to their places in the parameter buffer's
+      // shard.
+      const int64_t own0 = bk.start + z * shard, own1 = own0 + shard;
+      std::optional<Val> upd;
+      for (const Slot &sl : bk.slots) {
+        const Buf &b = bufs[sl.buf];
+        int64_t lo = std::max(own0, sl.start),
+                hi = std::min(own1, sl.start + sl.numel);
+        if (lo >= hi)
+          continue;
+        std::vector<std::pair<Shape, Shape>> boxes;
+        flatBoxes(b.shape, lo - sl.start, hi - sl.start, {}, boxes);
+        int64_t off = lo - own0;
+        for (size_t j = 0; j < boxes.size(); ++j) {
+          const auto &[lower, ext] = boxes[j];
+          const std::string part = ".part" + std::to_string(j),
+                            gn = b.name + ".grad";
+          int64_t vol = volume(ext);
+          Val gp = P.reshape(P.slice(gs, {off}, {vol}, gn + "_own"), ext,
+                             gn + "_own");
+          Val wp = P.slice(weightsIn.at(b.name), lower, ext, b.name + "_own");
+          Val np = optimizerStep(
+              P, b.name, wp, gp,
+              [&](const std::string &key) {
+                line(b, b.name + key, lower, ext, b.name + key + part);
+                return P.input(b.name + key + part, ext);
+              },
+              [&](const std::string &key, const Val &v) {
+                P.output(b.name + key + ".new" + part, v);
+                line(b, b.name + key + ".new", lower, ext,
+                     b.name + key + ".new" + part);
+              });
+          Val e = P.sliceGrad(P.reshape(np, {vol}, b.name + "_new_flat"),
+                              {off}, {shard}, bn + "_param_shard");
+          upd = upd ? P.add(*upd, e, bn + "_param_shard") : e;
+          off += vol;
+        }
+      }
+      // A rank whose range is all padding contributes nothing to a
+      // parameter.
+      if (!upd)
+        upd = P.scale(gs, 0.0, bn + "_param_shard");
+      Val full =
+          n > 1 ? P.allGather(*upd, 0, n, grp.axes, bn + "_param") : *upd;
+      for (const Slot &sl : bk.slots) {
+        const Buf &b = bufs[sl.buf];
+        Val nw = P.reshape(P.slice(full, {sl.start - bk.start}, {sl.numel},
+                                   b.name + "_view"),
+                           b.shape, b.name + "_new");
+        P.output(b.name + ".new", nw);
+        Rec wr{b.name + ".new", b.name + ".new", nw.s, -1, b.tpDim, curStage,
+               -1};
+        wr.epDim = b.epDim;
+        recs.push_back(wr);
+      }
     }
   }
 }

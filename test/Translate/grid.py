@@ -19,7 +19,7 @@ Depth is max(2, pp) layers. Six more plans take the interleaved schedule
 vocabulary (--make-vocab-size-divisible-by 3, or 12 for a whole shard of
 padding), and twenty-one context parallelism (cp 2 or 4, --cp-comm a2a,
 allgather or p2p, the ring also load-balanced; three of them DeepSeek), and
-six Megatron's distributed optimizer (--distributed-optimizer).
+seven Megatron's distributed optimizer (--distributed-optimizer).
 Any outcome but "proven" fails the test and names the configuration.
 """
 import concurrent.futures as cf
@@ -143,7 +143,9 @@ for model, par, extra, layers in (
          ["--loss-scaling", "per-rank", "--ddp-bucket-size", "500"], 2),
         ("qwen3", "dp=2 cp=2 tp=2 pp=1 mb=1",
          ["--cp-comm", "p2p", "--optimizer", "adam"], 2),
-        ("deepseek", "dp=2 tp=2 pp=1 mb=2", ["--sp"], 2)):
+        ("deepseek", "dp=2 tp=2 pp=1 mb=2", ["--sp"], 2),
+        ("deepseek", "dp=4 tp=1 pp=2 mb=2 ep=2",
+         ["--optimizer", "adam", "--ddp-bucket-size", "500"], 2)):
     jobs.append((model, par, extra + ["--distributed-optimizer"], layers))
 
 
