@@ -379,16 +379,18 @@ void ShapeProgram::fixUnalignedReshapes() {
   // buffer. Its offsets tie every tensor's shape to every other's; nothing
   // reduces consistently (and the solver would only time out proving so).
   DenseMap<DimKey, std::set<std::vector<DimKey>>> flattenedInto;
+  // The merges: (split dims, outer to inner; the merged component).
+  auto nonUnit = [&](const std::vector<DimKey> &side) {
+    std::vector<DimKey> out;
+    for (DimKey k : side)
+      if (orig(k) > 1)
+        out.push_back(k);
+    return out;
+  };
+  std::vector<std::tuple<Operation *, std::vector<DimKey>, DimKey>> merges;
   for (const Constraint &c : constraints) {
     if (!c.isProduct)
       continue;
-    auto nonUnit = [&](const std::vector<DimKey> &side) {
-      std::vector<DimKey> out;
-      for (DimKey k : side)
-        if (orig(k) != 1)
-          out.push_back(k);
-      return out;
-    };
     std::vector<DimKey> l = nonUnit(c.plhs), r = nonUnit(c.prhs);
     if (l.size() >= 2 && r.size() >= 2) {
       // Dimensions regrouped on both sides: kept as they are.
@@ -398,13 +400,12 @@ void ShapeProgram::fixUnalignedReshapes() {
         fixed.insert(k);
       continue;
     }
-    if (l.size() < 2 && r.size() < 2)
+    if ((l.size() < 2 && r.size() < 2) || l.empty() || r.empty())
       continue;
     const std::vector<DimKey> &split = l.size() >= 2 ? l : r;
     const std::vector<DimKey> &merged = l.size() >= 2 ? r : l;
-    if (merged.empty())
-      continue;
     DimKey comp = comps.getLeaderValue(leader(merged[0]));
+    merges.push_back({c.why, split, comp});
     std::vector<DimKey> splitClasses;
     for (DimKey k : split)
       splitClasses.push_back(leader(k));
@@ -422,18 +423,52 @@ void ShapeProgram::fixUnalignedReshapes() {
       if (shapes.size() >= 2)
         keepAll = true;
     }
-    const SmallVector<int64_t> &pos = positions[comp];
+  }
+  // Another split of the same merged dimension cuts it at its own row
+  // lengths ([6, 2] -> [12] -> [3, 4]: a row of 4 holds two of 2).
+  for (auto &[why, split, comp] : merges) {
     int64_t inner = 1;
-    int keepUpTo = -1;
-    for (int i = (int)split.size() - 1; i >= 1; --i) {
+    for (size_t i = split.size(); i-- > 1;) {
       inner *= orig(split[i]);
-      if (keepUpTo < 0 &&
-          llvm::any_of(pos, [&](int64_t p) { return p % inner != 0; }))
-        keepUpTo = i - 1;
+      positions[comp].push_back(inner);
     }
+  }
+  std::vector<Constraint> added;
+  for (auto &[why, split, comp] : merges) {
+    SmallVector<int64_t> pos(positions[comp]);
+    llvm::sort(pos);
+    pos.erase(std::unique(pos.begin(), pos.end()), pos.end());
+    // inner[i]: the product of the split dimensions after i.
+    std::vector<int64_t> inner(split.size(), 1);
+    for (size_t i = split.size() - 1; i-- > 0;)
+      inner[i] = inner[i + 1] * orig(split[i + 1]);
+    // A position with a remainder below level i cuts inside a block of
+    // level i's index: the levels up to i keep their sizes.
+    int keepUpTo = -1;
+    for (int i = (int)split.size() - 2; i >= 0 && keepUpTo < 0; --i)
+      if (llvm::any_of(pos, [&](int64_t p) { return p % inner[i] != 0; }))
+        keepUpTo = i;
     for (int i = 0; i <= keepUpTo; ++i)
       fixed.insert(split[i]);
+    // Each position's index at every level keeps its ratio to that level's
+    // size, as a slice start does: a reduced block boundary stays a block
+    // boundary at every level ([8, 2] cut after row 1 keeps its rows).
+    for (size_t i = keepUpTo + 1; i < split.size(); ++i)
+      for (int64_t p : pos) {
+        int64_t at = (p / inner[i]) % orig(split[i]);
+        if (at == 0)
+          continue;
+        virtuals.push_back(std::make_unique<int>(0));
+        DimKey v{virtuals.back().get(), 0};
+        original[v] = at;
+        classes.insert(v);
+        lower[v] = 0;
+        added.push_back({why, {{orig(split[i]), v}}, {{at, split[i]}}, false,
+                         {}, {}});
+      }
   }
+  for (Constraint &c : added)
+    constraints.push_back(std::move(c));
 }
 
 LogicalResult ShapeProgram::solveAndRewrite(unsigned timeoutMs) {

@@ -60,3 +60,62 @@ tv.plan @plan mesh @mesh micro_batches 1 {
 }
 tv.lineage #tv.lineage<"w"[0:6, 0:2] = ["w":0] | ["w":1]>
 tv.lineage #tv.lineage<"z"[0:3] = ["z":0] | ["z":1]>
+
+// -----
+
+// [8, 2] cut at the start of row 1 (start 2, 4 elements): a cut on a row
+// boundary, but rows 1-2 of 8 have no reduced counterpart unless the rows
+// keep their size (reduced to 4, the cut fell inside reduced row 0).
+// CHECK-LABEL: tv.stage @stage0_z
+// CHECK:       tv.input "w" : tensor<8x2xf32>
+// CHECK-NEXT:  tv.reshape %{{.*}} : tensor<8x2xf32> -> tensor<16xf32>
+// CHECK-NEXT:  tv.slice %{{.*}} start [2] : tensor<16xf32> -> tensor<4xf32>
+// PROVEN: tv-verify: proven
+tv.mesh @mesh axes ["dp"] sizes [2]
+tv.spec @spec {
+  %w = tv.input "w" : tensor<8x2xf32>
+  %f = tv.reshape %w : tensor<8x2xf32> -> tensor<16xf32>
+  %y = tv.slice %f start [2] : tensor<16xf32> -> tensor<4xf32>
+  %z = tv.scale %y, 2.0 : tensor<4xf32>
+  tv.output "z", %z : tensor<4xf32>
+}
+tv.plan @plan mesh @mesh micro_batches 1 {
+  tv.rank_program [0, 1] {
+    %w = tv.input "w" : tensor<8x2xf32>
+    %f = tv.reshape %w : tensor<8x2xf32> -> tensor<16xf32>
+    %y = tv.slice %f start [2] : tensor<16xf32> -> tensor<4xf32>
+    %z = tv.add %y, %y : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    tv.output "z", %z : tensor<4xf32>
+  }
+}
+tv.lineage #tv.lineage<"w"[0:8, 0:2] = ["w":0] | ["w":1]>
+tv.lineage #tv.lineage<"z"[0:4] = ["z":0] | ["z":1]>
+
+// -----
+
+// [2, 4, 3] cut at element 3 = (0, 1, 0): the first two levels keep their
+// sizes, the last reduces (the cut stays at the start of a last-dim row).
+// CHECK-LABEL: tv.stage @stage0_z
+// CHECK:       tv.input "w" : tensor<2x4x2xf32>
+// CHECK-NEXT:  tv.reshape %{{.*}} : tensor<2x4x2xf32> -> tensor<16xf32>
+// CHECK-NEXT:  tv.slice %{{.*}} start [2] : tensor<16xf32> -> tensor<4xf32>
+// PROVEN: tv-verify: proven
+tv.mesh @mesh axes ["dp"] sizes [2]
+tv.spec @spec {
+  %w = tv.input "w" : tensor<2x4x3xf32>
+  %f = tv.reshape %w : tensor<2x4x3xf32> -> tensor<24xf32>
+  %y = tv.slice %f start [3] : tensor<24xf32> -> tensor<6xf32>
+  %z = tv.scale %y, 2.0 : tensor<6xf32>
+  tv.output "z", %z : tensor<6xf32>
+}
+tv.plan @plan mesh @mesh micro_batches 1 {
+  tv.rank_program [0, 1] {
+    %w = tv.input "w" : tensor<2x4x3xf32>
+    %f = tv.reshape %w : tensor<2x4x3xf32> -> tensor<24xf32>
+    %y = tv.slice %f start [3] : tensor<24xf32> -> tensor<6xf32>
+    %z = tv.add %y, %y : tensor<6xf32>, tensor<6xf32> -> tensor<6xf32>
+    tv.output "z", %z : tensor<6xf32>
+  }
+}
+tv.lineage #tv.lineage<"w"[0:2, 0:4, 0:3] = ["w":0] | ["w":1]>
+tv.lineage #tv.lineage<"z"[0:6] = ["z":0] | ["z":1]>
