@@ -1008,6 +1008,23 @@ private:
   std::vector<std::pair<std::string, Val>> specGrads;
   std::vector<Buf> bufs;
   std::set<std::string> bufSeen;
+  /// The gradient buffer of `b` as the backward leaves it, with a
+  /// sequence- or head-partial one (a norm weight's under sequence
+  /// parallelism, q/k norms) all-reduced over tp first, as Megatron does.
+  Val localGrad(Prog &P, const Buf &b) {
+    std::string gn = b.name + ".grad";
+    Val g = P.bufferRead(gn, b.shape);
+    if (b.seqPartial)
+      g = P.allReduce(g, {"tp"}, gn + "_sp");
+    if (b.headPartial)
+      g = P.allReduce(g, {"tp"}, gn + "_heads");
+    return g;
+  }
+  /// A tied embedding under pipeline parallelism (a copy on the first and
+  /// on the last stage, summed over Megatron's embedding group).
+  bool tiedCopy(const Buf &b) const {
+    return m.tied && p.pp > 1 && b.name == "tok_embeddings";
+  }
 };
 
 // With sequence parallelism every tensor of the residual stream (layer

@@ -86,13 +86,7 @@ void Gen::endOfStep(Prog &P) {
     const std::vector<std::string> &axes = isExpert ? expert : dense;
     int64_t n = isExpert ? expertDpN() : dpN();
     std::string gn = b.name + ".grad";
-    Val g = P.bufferRead(gn, b.shape);
-    // Sequence parallelism: a norm weight's gradient was computed on this
-    // rank's sequence chunk; Megatron all-reduces it over tp.
-    if (b.seqPartial)
-      g = P.allReduce(g, {"tp"}, gn + "_sp");
-    if (b.headPartial)
-      g = P.allReduce(g, {"tp"}, gn + "_heads");
+    Val g = localGrad(P, b);
     int64_t zDim = p.zero >= 1 ? zeroDim(b.shape, n) : -1;
     Rec gr{gn, gn, b.shape, -1, b.tpDim, curStage, -1};
     gr.epDim = b.epDim;
@@ -118,7 +112,7 @@ void Gen::endOfStep(Prog &P) {
     // pair of ranks with the same data- and tensor-parallel coordinates),
     // after the data-parallel reduction, as Megatron's
     // finalize_model_grads does; ZeRO shards are paired shard by shard.
-    if (m.tied && p.pp > 1 && b.name == "tok_embeddings")
+    if (tiedCopy(b))
       g = P.allReduceGroups(g, embeddingGroups(), gn + "_embedding_group");
     P.output(gn, g);
     recs.push_back(gr);
@@ -257,23 +251,19 @@ void Gen::flatStep(Prog &P) {
   std::vector<Val> grads;
   for (const Buf &b : bufs) {
     std::string gn = b.name + ".grad";
-    Val g = P.bufferRead(gn, b.shape);
-    if (b.seqPartial)
-      g = P.allReduce(g, {"tp"}, gn + "_sp");
-    if (b.headPartial)
-      g = P.allReduce(g, {"tp"}, gn + "_heads");
+    Val g = localGrad(P, b);
     P.tag(gn + ".local", g);
     grads.push_back(g);
     bool isExpert = b.epDim >= 0;
-    bool tiedCopy = m.tied && p.pp > 1 && b.name == "tok_embeddings";
+    bool tied = tiedCopy(b);
     // Recorded once per expert shard (the first coordinate holding it),
     // once per stage otherwise; a tied embedding's with the last stage.
     if ((isExpert ? edp * p.cp + c : curZ) != 0 ||
-        (tiedCopy && curStage != p.pp - 1))
+        (tied && curStage != p.pp - 1))
       continue;
     auto sumOver = [&](int64_t t) {
       std::string terms;
-      for (int64_t s : tiedCopy ? std::vector<int64_t>{0, p.pp - 1}
+      for (int64_t s : tied ? std::vector<int64_t>{0, p.pp - 1}
                                 : std::vector<int64_t>{curStage})
         for (int64_t d = 0; d < p.dp; ++d)
           for (int64_t cc = 0; cc < p.cp; ++cc)
@@ -358,7 +348,7 @@ void Gen::flatStep(Prog &P) {
     };
     for (auto it = grp.bufs.rbegin(); it != grp.bufs.rend(); ++it) {
       const Buf &b = bufs[*it];
-      bool own = m.tied && p.pp > 1 && b.name == "tok_embeddings";
+      bool own = tiedCopy(b);
       start = pad(start, 64);
       if (own && !open.empty())
         start = close(start);
@@ -379,7 +369,7 @@ void Gen::flatStep(Prog &P) {
       bool embedding = false;
       for (const Slot &sl : bk.slots) {
         const Buf &b = bufs[sl.buf];
-        embedding |= m.tied && p.pp > 1 && b.name == "tok_embeddings";
+        embedding |= tiedCopy(b);
         Val f = P.reshape(grads[sl.buf], {sl.numel}, b.name + "_grad_flat");
         Val e = P.sliceGrad(f, {sl.start - bk.start}, {size}, bn + "_grad");
         flat = flat ? P.add(*flat, e, bn + "_grad") : e;

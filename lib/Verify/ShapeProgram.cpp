@@ -1,5 +1,4 @@
 //===- ShapeProgram.cpp - the shape-reduction integer program -------------===//
-#include <set>
 #include "TrainVerify/Verify/ShapeProgram.h"
 #include "TrainVerify/Verify/Executor.h"
 #include "TrainVerify/Semantics/Semantics.h"
@@ -9,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <set>
 #include <z3++.h>
 
 using namespace mlir;
