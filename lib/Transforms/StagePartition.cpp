@@ -15,6 +15,8 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include <map>
 #include <set>
@@ -64,12 +66,19 @@ struct NameTable {
   }
 };
 
+/// Ranks of one rank program, as positions in its rank list.
+using RankSet = llvm::BitVector;
+
 struct StageDraft {
   std::string target;
   Value specValue;
   llvm::SetVector<Operation *> specOps;
   llvm::SetVector<Value> specInputs; // boundary values of the spec cone
-  std::map<int64_t, llvm::SmallPtrSet<Operation *, 16>> planOps;
+  /// The plan ops of the stage, each with the ranks of its program that run
+  /// it in the stage. The cone is walked once per value with a set of ranks,
+  /// not once per (rank, value): the ranks of a program share its ops, and
+  /// split only where cuts or communication differ between them.
+  DenseMap<Operation *, RankSet> planOps;
   std::map<RankValue, PlanCut, RankValueLess> planInputs;
   // A plan value can carry several target names (folded aliases).
   std::map<RankValue, std::vector<std::string>, RankValueLess> planTargets;
@@ -132,6 +141,19 @@ private:
     return &cutTable[pos->second];
   }
   DenseMap<RankValue, size_t> producer;
+  /// Each rank's position in its program's rank list.
+  DenseMap<int64_t, unsigned> posOf;
+  static RankProgramOp programOf(Operation *op) {
+    if (auto prog = dyn_cast<RankProgramOp>(op->getParentOp()))
+      return prog;
+    return op->getParentOfType<RankProgramOp>();
+  }
+  static RankProgramOp programOf(Value v) {
+    Operation *owner = v.getParentBlock()->getParentOp();
+    if (auto prog = dyn_cast_or_null<RankProgramOp>(owner))
+      return prog;
+    return owner ? owner->getParentOfType<RankProgramOp>() : RankProgramOp();
+  }
 };
 
 } // namespace
@@ -140,47 +162,69 @@ bool Partitioner::fullyCovered(StringRef name, ArrayRef<int64_t> shape) {
   auto [it, fresh] = coverage.try_emplace(name, true);
   if (!fresh)
     return it->second;
-  // The union of the boxes, by the grid their bounds cut the tensor into.
+  // The union of the distinct boxes (replicas repeat one box per rank), by
+  // the grid their bounds cut the tensor into: each box marks its cells.
   unsigned rank = shape.size();
-  std::vector<std::vector<int64_t>> cuts(rank);
-  for (unsigned k = 0; k < rank; ++k)
-    cuts[k] = {0, shape[k]};
-  const SmallVector<LineageAttr> &ls = lineages[name];
-  for (LineageAttr l : ls) {
+  std::vector<std::pair<ArrayRef<int64_t>, ArrayRef<int64_t>>> boxes;
+  for (LineageAttr l : lineages[name]) {
     if (l.getRank() != rank)
       return it->second = true; // checkLineages reports it
-    for (unsigned k = 0; k < rank; ++k) {
-      cuts[k].push_back(l.getLower()[k]);
-      cuts[k].push_back(l.getUpper()[k]);
+    ArrayRef<int64_t> lo = l.getLower(), hi = l.getUpper();
+    if (llvm::all_of(lo, [](int64_t x) { return x <= 0; }) &&
+        llvm::all_of(llvm::zip(hi, shape),
+                     [](auto p) { return std::get<0>(p) >= std::get<1>(p); }))
+      return it->second = true; // one box is the whole tensor
+    boxes.push_back({lo, hi});
+  }
+  llvm::sort(boxes);
+  boxes.erase(std::unique(boxes.begin(), boxes.end()), boxes.end());
+  std::vector<std::vector<int64_t>> cuts(rank);
+  for (unsigned k = 0; k < rank; ++k) {
+    cuts[k] = {0, shape[k]};
+    for (auto &[lo, hi] : boxes) {
+      cuts[k].push_back(std::clamp<int64_t>(lo[k], 0, shape[k]));
+      cuts[k].push_back(std::clamp<int64_t>(hi[k], 0, shape[k]));
     }
   }
   int64_t cells = 1;
   for (auto &c : cuts) {
     llvm::sort(c);
     c.erase(std::unique(c.begin(), c.end()), c.end());
-    cells *= (int64_t)c.size() - 1;
+    cells *= std::max<int64_t>((int64_t)c.size() - 1, 1);
     if (cells > (1 << 20))
       return it->second = true; // too fine to check: keep the cut
   }
-  SmallVector<int64_t> cell(rank, 0);
-  for (int64_t n = 0; n < cells; ++n) {
-    int64_t rest = n;
-    for (int k = rank - 1; k >= 0; --k) {
-      int64_t m = (int64_t)cuts[k].size() - 1;
-      cell[k] = rest % m;
-      rest /= m;
+  if (llvm::any_of(shape, [](int64_t n) { return n <= 0; }))
+    return it->second = true; // no element to cover
+  llvm::BitVector covered(cells);
+  int64_t work = 0;
+  SmallVector<int64_t> from(rank), to(rank), cell(rank);
+  for (auto &[lo, hi] : boxes) {
+    int64_t n = 1;
+    for (unsigned k = 0; k < rank; ++k) {
+      from[k] = llvm::lower_bound(cuts[k], std::clamp<int64_t>(lo[k], 0,
+                                                                shape[k])) -
+                cuts[k].begin();
+      to[k] = llvm::lower_bound(cuts[k], std::clamp<int64_t>(hi[k], 0,
+                                                              shape[k])) -
+              cuts[k].begin();
+      n *= std::max<int64_t>(to[k] - from[k], 0);
     }
-    bool in = llvm::any_of(ls, [&](LineageAttr l) {
+    if ((work += n) > (1 << 24))
+      return it->second = true; // too many overlapping boxes: keep the cut
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t rest = i, index = 0;
+      for (int k = rank - 1; k >= 0; --k) {
+        int64_t m = to[k] - from[k];
+        cell[k] = from[k] + rest % m;
+        rest /= m;
+      }
       for (unsigned k = 0; k < rank; ++k)
-        if (l.getLower()[k] > cuts[k][cell[k]] ||
-            l.getUpper()[k] < cuts[k][cell[k] + 1])
-          return false;
-      return true;
-    });
-    if (!in)
-      return it->second = false;
+        index = index * ((int64_t)cuts[k].size() - 1) + cell[k];
+      covered.set(index);
+    }
   }
-  return it->second = true;
+  return it->second = covered.all();
 }
 
 std::string Partitioner::specNameWithLineage(Value v) const {
@@ -240,8 +284,11 @@ LogicalResult Partitioner::collect() {
     return failure();
   }
   schedule = std::move(*sched);
-  for (auto prog : plan.getBody().front().getOps<RankProgramOp>())
+  for (auto prog : plan.getBody().front().getOps<RankProgramOp>()) {
     progNames[prog].build(prog.getBody().front());
+    for (auto [pos, r] : llvm::enumerate(prog.getRanks()))
+      posOf[r] = pos;
+  }
   // Cuts in lineage order; the first cut of a (rank, value) wins.
   DenseMap<std::pair<const void *, StringRef>, uint32_t> cutIds;
   for (const std::string &name : lineageOrder)
@@ -324,35 +371,103 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
       if (!llvm::is_contained(names, ref.name))
         names.push_back(ref.name.str());
     });
-  SmallVector<RankValue> pwork(targets.begin(), targets.end());
-  // Deterministic traversal order (DenseSet iterates by hash).
-  llvm::sort(pwork, RankValueLess());
-  DenseSet<RankValue> pseen;
+  // The cone, walked per value with the set of ranks that reach it.
+  DenseMap<Value, RankSet> pseen;
+  SmallVector<std::pair<Value, RankSet>> pwork;
+  auto sizeOf = [](RankProgramOp prog) { return prog.getRanks().size(); };
+  // Pushes of single ranks (communication), merged per value first.
+  llvm::MapVector<Value, RankSet> pending;
+  auto addPending = [&](Value v, int64_t rank) {
+    auto [it, fresh] = pending.try_emplace(v);
+    if (fresh)
+      it->second.resize(sizeOf(programOf(v)));
+    it->second.set(posOf.lookup(rank));
+  };
+  auto flushPending = [&] {
+    for (auto &[v, set] : pending)
+      pwork.push_back({v, std::move(set)});
+    pending.clear();
+  };
+  auto markOp = [&](Operation *op, int64_t rank) {
+    auto [it, fresh] = d.planOps.try_emplace(op);
+    if (fresh)
+      it->second.resize(sizeOf(programOf(op)));
+    it->second.set(posOf.lookup(rank));
+  };
+  {
+    SmallVector<RankValue> initial(targets.begin(), targets.end());
+    // Deterministic traversal order (DenseSet iterates by hash).
+    llvm::sort(initial, RankValueLess());
+    for (const RankValue &rv : initial)
+      addPending(rv.second, rv.first);
+    flushPending();
+  }
   std::set<size_t> steps;
   while (!pwork.empty()) {
-    RankValue rv = pwork.pop_back_val();
-    if (!pseen.insert(rv).second)
+    auto [v, fresh] = pwork.pop_back_val();
+    RankProgramOp prog = programOf(v);
+    ArrayRef<int64_t> ranks = prog.getRanks();
+    {
+      auto [it, first] = pseen.try_emplace(v);
+      if (first)
+        it->second.resize(ranks.size());
+      fresh.reset(it->second);
+      if (fresh.none())
+        continue;
+      it->second |= fresh;
+    }
+    if (auto it = cutsOf.find(v); it != cutsOf.end())
+      for (auto [rank, id] : it->second) {
+        unsigned pos = posOf.lookup(rank);
+        if (!fresh.test(pos))
+          continue;
+        const PlanCut &cut = cutTable[id];
+        if (targets.count({rank, v}) && cut.spec == d.target)
+          continue;
+        d.planInputs[{rank, v}] = cut;
+        d.assumedSpecs.insert(cut.spec.str());
+        fresh.reset(pos);
+      }
+    if (fresh.none())
       continue;
-    const PlanCut *cut = findCut(rv.first, rv.second);
-    if (cut && (!targets.count(rv) || cut->spec != d.target)) {
-      d.planInputs[rv] = *cut;
-      d.assumedSpecs.insert(cut->spec.str());
+    int64_t firstRank = ranks[fresh.find_first()];
+    Operation *def = v.getDefiningOp();
+    if (!def || isCollectiveOp(def) || isa<RecvOp, SendOp>(def)) {
+      // Communication: each rank's step, its peers' operands merged.
+      for (unsigned pos : fresh.set_bits()) {
+        auto prod = producer.find({ranks[pos], v});
+        if (prod == producer.end())
+          return prog->emitError()
+                 << "internal error: no producer for a plan value on rank "
+                 << ranks[pos];
+        if (!steps.insert(prod->second).second)
+          continue;
+        const PlanStep &step = schedule->steps[prod->second];
+        switch (step.kind) {
+        case PlanStep::Local:
+          break; // not recorded (see collect)
+        case PlanStep::Collective:
+          for (auto &[r, mop] : step.members) {
+            markOp(mop, r);
+            addPending(mop->getOperand(0), r);
+          }
+          break;
+        case PlanStep::P2P:
+          markOp(step.op, step.rank);
+          markOp(step.sendOp, step.peer);
+          addPending(step.sendOp->getOperand(0), step.peer);
+          break;
+        }
+      }
+      flushPending();
       continue;
     }
-    auto prod = producer.find(rv);
-    Operation *def = rv.second.getDefiningOp();
-    if (prod == producer.end() &&
-        (!def || isCollectiveOp(def) || isa<RecvOp, SendOp>(def)))
-      return rv.second.getParentRegion()->getParentOp()->emitError()
-             << "internal error: no producer for a plan value on rank "
-             << rv.first;
-    if (prod == producer.end() && isa<InputOp>(def)) {
-      auto in = cast<InputOp>(def);
+    if (auto in = dyn_cast<InputOp>(def)) {
       toolVerdict() = Verdict::Wrong;
       InFlightDiagnostic diag = in.emitError();
       diag << "unreachable lineage: spec tensor '" << target
            << "' is computed on the plan from plan input '" << in.getName()
-           << "' on rank " << rv.first
+           << "' on rank " << firstRank
            << ", which carries no lineage; plan targets:";
       for (auto &[t, names] : d.planTargets)
         for (const std::string &name : names)
@@ -360,8 +475,8 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
       diag << "; candidate sources (the spec computes '" << target
            << "' from):";
       bool any = false;
-      for (Value v : d.specInputs) {
-        std::string n = specNameWithLineage(v);
+      for (Value sv : d.specInputs) {
+        std::string n = specNameWithLineage(sv);
         if (n.empty())
           continue;
         any = true;
@@ -376,36 +491,18 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
         diag << " none";
       return diag;
     }
-    if (prod == producer.end()) {
-      // A local op of the rank's program.
-      if (d.planOps[rv.first].insert(def).second)
-        for (Value operand : def->getOperands())
-          pwork.push_back({rv.first, operand});
+    // A local op of the program, on the ranks that did not reach it yet.
+    auto [it, first] = d.planOps.try_emplace(def);
+    if (first)
+      it->second.resize(ranks.size());
+    RankSet add = fresh;
+    add.reset(it->second);
+    if (add.none())
       continue;
-    }
-    if (!steps.insert(prod->second).second)
-      continue;
-    const PlanStep &step = schedule->steps[prod->second];
-    switch (step.kind) {
-    case PlanStep::Local:
-      break; // not recorded (see collect)
-    case PlanStep::Collective:
-      for (auto &[r, mop] : step.members) {
-        d.planOps[r].insert(mop);
-        pwork.push_back({r, mop->getOperand(0)});
-      }
-      break;
-    case PlanStep::P2P:
-      d.planOps[step.rank].insert(step.op);
-      d.planOps[step.peer].insert(step.sendOp);
-      pwork.push_back({step.peer, step.sendOp->getOperand(0)});
-      break;
-    }
+    it->second |= add;
+    for (Value operand : def->getOperands())
+      pwork.push_back({operand, add});
   }
-  for (auto &[rv, names] : d.planTargets)
-    (void)d.planOps[rv.first];
-  for (auto &[rv, cut] : d.planInputs)
-    (void)d.planOps[rv.first];
   relateAssumed(d);
   return success();
 }
@@ -471,6 +568,20 @@ void Partitioner::relateAssumed(StageDraft &d) {
       }
     }
   }
+}
+
+/// The ops of `ops` that are in `block`, in the block's order (a sort, not a
+/// walk of the block: a stage holds a small part of a large program).
+static SmallVector<Operation *> inBlockOrder(ArrayRef<Operation *> ops,
+                                             Block &block) {
+  SmallVector<Operation *> out;
+  for (Operation *op : ops)
+    if (op->getBlock() == &block)
+      out.push_back(op);
+  llvm::sort(out, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  return out;
 }
 
 static std::string sanitize(StringRef name) {
@@ -543,15 +654,15 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
     DenseMap<Value, Value> inputOf;
     for (auto &[n, v] : inputs)
       inputOf[v] = map.lookup(v);
-    for (Operation &op : spec.getBody().front())
-      if (d.specOps.contains(&op)) {
-        sb.clone(op, map);
-        // A result the stage assumes stays the assumed input (see the
-        // plan side below).
-        for (Value r : op.getResults())
-          if (Value in = inputOf.lookup(r))
-            map.map(r, in);
-      }
+    for (Operation *op : inBlockOrder(d.specOps.getArrayRef(),
+                                      spec.getBody().front())) {
+      sb.clone(*op, map);
+      // A result the stage assumes stays the assumed input (see the plan
+      // side below).
+      for (Value r : op->getResults())
+        if (Value in = inputOf.lookup(r))
+          map.map(r, in);
+    }
     // The recomputed tensors the plan side assumes parts of, by name.
     for (auto &[name, v] : d.recomputed)
       if (d.assumedSpecs.count(name))
@@ -568,21 +679,57 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
                                 /*folded_micro_batches=*/UnitAttr());
   Block *planBody = new Block();
   newPlan.getBody().push_back(planBody);
+  // A rank's group is its program, the ops of the stage it runs, its inputs
+  // and its targets. Ops every taking-part rank of the program runs are
+  // common to all its groups; only the others (`partial`) tell ranks apart.
+  struct Part {
+    RankSet ranks;                    // taking part
+    std::vector<Operation *> common;  // run by all of them
+    std::vector<std::pair<Operation *, const RankSet *>> partial;
+  };
+  llvm::MapVector<Operation *, Part> parts;
+  auto partOf = [&](Operation *prog) -> Part & {
+    auto [it, fresh] = parts.try_emplace(prog);
+    if (fresh)
+      it->second.ranks.resize(cast<RankProgramOp>(prog).getRanks().size());
+    return it->second;
+  };
+  for (auto &[op, set] : d.planOps)
+    partOf(programOf(op)).ranks |= set;
+  for (auto &[rv, cut] : d.planInputs)
+    partOf(schedule->programOf.lookup(rv.first))
+        .ranks.set(posOf.lookup(rv.first));
+  for (auto &[rv, names] : d.planTargets)
+    partOf(schedule->programOf.lookup(rv.first))
+        .ranks.set(posOf.lookup(rv.first));
+  for (auto &[op, set] : d.planOps) {
+    Part &part = parts.find(programOf(op))->second;
+    if (set == part.ranks)
+      part.common.push_back(op);
+    else
+      part.partial.push_back({op, &set});
+  }
   struct Key {
     Operation *prog;
-    std::vector<Operation *> ops;
+    std::vector<Operation *> ops; // the partial ones
     std::vector<std::pair<void *, std::string>> inputs, targets;
     bool operator<(const Key &o) const {
       return std::tie(prog, ops, inputs, targets) <
              std::tie(o.prog, o.ops, o.inputs, o.targets);
     }
   };
+  std::map<int64_t, Key> keyOf; // by rank
+  for (auto &[prog, part] : parts) {
+    ArrayRef<int64_t> ranks = cast<RankProgramOp>(prog).getRanks();
+    for (unsigned pos : part.ranks.set_bits())
+      keyOf[ranks[pos]].prog = prog;
+    for (auto &[op, set] : part.partial)
+      for (unsigned pos : set->set_bits())
+        keyOf[ranks[pos]].ops.push_back(op);
+  }
   std::map<Key, SmallVector<int64_t>> groups;
-  std::vector<Key> order;
-  for (auto &[rank, ops] : d.planOps) {
-    Key k;
-    k.prog = schedule->programOf.lookup(rank);
-    k.ops.assign(ops.begin(), ops.end());
+  std::vector<const Key *> order;
+  for (auto &[rank, k] : keyOf) {
     llvm::sort(k.ops); // a canonical order: equal sets give equal keys
     // Both maps are ordered by rank first: visit this rank's entries only.
     RankValue first{rank, Value()};
@@ -596,13 +743,14 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
         k.targets.push_back({it->first.second.getAsOpaquePointer(), name});
     llvm::sort(k.inputs, [](auto &a, auto &b) { return a.second < b.second; });
     llvm::sort(k.targets, [](auto &a, auto &b) { return a.second < b.second; });
-    auto [it, inserted] = groups.try_emplace(k);
+    auto [it, inserted] = groups.try_emplace(std::move(k));
     if (inserted)
-      order.push_back(k);
+      order.push_back(&it->first);
     it->second.push_back(rank);
   }
   OpBuilder pb = OpBuilder::atBlockEnd(planBody);
-  for (const Key &k : order) {
+  for (const Key *kp : order) {
+    const Key &k = *kp;
     auto prog = cast<RankProgramOp>(k.prog);
     auto rp = RankProgramOp::create(pb, prog.getLoc(), groups[k]);
     Block *body = new Block();
@@ -613,22 +761,24 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
       Value v = Value::getFromOpaquePointer(ptr);
       map.map(v, InputOp::create(rb, v.getLoc(), v.getType(), name).getResult());
     }
-    llvm::SmallPtrSet<Operation *, 16> ops(k.ops.begin(), k.ops.end());
+    const std::vector<Operation *> &common = parts.find(k.prog)->second.common;
+    SmallVector<Operation *> ops(common.begin(), common.end());
+    ops.append(k.ops.begin(), k.ops.end());
     DenseMap<Value, Value> cutInputs;
     for (auto &[ptr, name] : k.inputs)
       cutInputs[Value::getFromOpaquePointer(ptr)] =
           map.lookup(Value::getFromOpaquePointer(ptr));
-    for (Operation &op : prog.getBody().front())
-      if (ops.contains(&op) && !isa<InputOp>(op)) {
-        rb.clone(op, map);
-        // An op in the stage for one result whose other result is a cut:
-        // its uses read the assumption, as when the op is outside the
-        // stage (a recomputed copy would be unrelated to what the spec
-        // side assumes).
-        for (Value r : op.getResults())
-          if (Value in = cutInputs.lookup(r))
-            map.map(r, in);
-      }
+    for (Operation *op : inBlockOrder(ops, prog.getBody().front())) {
+      if (isa<InputOp>(op))
+        continue;
+      rb.clone(*op, map);
+      // An op in the stage for one result whose other result is a cut: its
+      // uses read the assumption, as when the op is outside the stage (a
+      // recomputed copy would be unrelated to what the spec side assumes).
+      for (Value r : op->getResults())
+        if (Value in = cutInputs.lookup(r))
+          map.map(r, in);
+    }
     for (const auto &target : k.targets) {
       const std::string &name = target.second;
       // An alias target that is also an input already carries its name.

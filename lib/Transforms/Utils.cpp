@@ -5,7 +5,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstring>
-#include <dlfcn.h>
+#include <link.h>
 
 
 using namespace mlir;
@@ -29,18 +29,46 @@ void mlir::tv::setUpToolOptions(StringRef tool) {
   });
   // Options whose storage lives in another shared object than this tool's
   // code come from libLLVM (its targets' code-generation flags): hidden,
-  // but for the generic ones a user needs.
-  Dl_info self;
-  if (!dladdr((void *)&setUpToolOptions, &self) || !self.dli_fname)
+  // but for the generic ones a user needs. The objects' loaded segments are
+  // read once (dladdr per option searched libLLVM's symbol table each time:
+  // 0.4 s at every start of every tool).
+  struct Segment {
+    uintptr_t begin, end;
+    unsigned object;
+  };
+  std::vector<Segment> segments;
+  auto collect = [](struct dl_phdr_info *info, size_t, void *data) -> int {
+    auto &segs = *static_cast<std::vector<Segment> *>(data);
+    unsigned object = segs.empty() ? 0 : segs.back().object + 1;
+    for (unsigned i = 0; i < info->dlpi_phnum; ++i) {
+      const auto &ph = info->dlpi_phdr[i];
+      if (ph.p_type == PT_LOAD && ph.p_memsz > 0)
+        segs.push_back({info->dlpi_addr + ph.p_vaddr,
+                        info->dlpi_addr + ph.p_vaddr + ph.p_memsz, object});
+    }
+    // An object without a loaded segment still takes a number.
+    if (segs.empty() || segs.back().object != object)
+      segs.push_back({0, 0, object});
+    return 0;
+  };
+  dl_iterate_phdr(collect, &segments);
+  auto objectOf = [&](const void *p) -> int {
+    auto addr = reinterpret_cast<uintptr_t>(p);
+    for (const Segment &s : segments)
+      if (addr >= s.begin && addr < s.end)
+        return s.object;
+    return -1;
+  };
+  int self = objectOf((const void *)&setUpToolOptions);
+  if (self < 0)
     return;
   static const char *keep[] = {"help", "help-hidden", "help-list",
                                "help-list-hidden", "version", "color"};
   for (auto &entry : llvm::cl::getRegisteredOptions()) {
     if (llvm::is_contained(keep, entry.first))
       continue;
-    Dl_info info;
-    if (dladdr((void *)entry.second, &info) && info.dli_fname &&
-        std::strcmp(info.dli_fname, self.dli_fname) != 0)
+    int object = objectOf(entry.second);
+    if (object >= 0 && object != self)
       entry.second->setHiddenFlag(llvm::cl::ReallyHidden);
   }
 }
