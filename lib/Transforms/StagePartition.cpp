@@ -79,9 +79,22 @@ struct StageDraft {
   /// not once per (rank, value): the ranks of a program share its ops, and
   /// split only where cuts or communication differ between them.
   DenseMap<Operation *, RankSet> planOps;
-  std::map<RankValue, PlanCut, RankValueLess> planInputs;
-  // A plan value can carry several target names (folded aliases).
-  std::map<RankValue, std::vector<std::string>, RankValueLess> planTargets;
+  /// Plan tensors the stage assumes, by (rank, value): each at most once (a
+  /// rank reaches a value once), sorted by rank and value when emitted.
+  struct PlanInput {
+    int64_t rank;
+    Value value;
+    PlanCut cut;
+  };
+  std::vector<PlanInput> planInputs;
+  /// Plan tensors the stage guarantees, sorted by (rank, value), each
+  /// name once: a plan value can carry several (folded aliases).
+  struct PlanTarget {
+    int64_t rank;
+    Value value;
+    StringRef name; // lives in the context
+  };
+  std::vector<PlanTarget> planTargets;
   std::set<std::string> assumedSpecs;
   /// Partly covered spec tensors the stage recomputes (name, value).
   std::vector<std::pair<std::string, Value>> recomputed;
@@ -361,16 +374,39 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
   }
 
   // Plan cone, across ranks.
-  DenseSet<RankValue> targets;
-  for (LineageAttr attr : lineages[target])
-    attr.walkRefs([&](size_t, PlanRefView ref) {
-      RankProgramOp prog = schedule->programOf.lookup(ref.rank);
-      RankValue rv{ref.rank, progNames[prog].valueOf.lookup(ref.name)};
-      targets.insert(rv);
-      auto &names = d.planTargets[rv];
-      if (!llvm::is_contained(names, ref.name))
-        names.push_back(ref.name.str());
-    });
+  {
+    // Consecutive references mostly name one tensor of one program.
+    Operation *lastProg = nullptr;
+    const char *lastName = nullptr;
+    Value lastValue;
+    for (LineageAttr attr : lineages[target])
+      attr.walkRefs([&](size_t, PlanRefView ref) {
+        Operation *prog = schedule->programOf.lookup(ref.rank);
+        if (prog != lastProg || ref.name.data() != lastName) {
+          lastProg = prog;
+          lastName = ref.name.data();
+          lastValue = progNames[prog].valueOf.lookup(ref.name);
+        }
+        d.planTargets.push_back({ref.rank, lastValue, ref.name});
+      });
+    auto key = [](const StageDraft::PlanTarget &t) {
+      return std::make_tuple(t.rank, t.value.getAsOpaquePointer(), t.name);
+    };
+    llvm::sort(d.planTargets,
+               [&](auto &a, auto &b) { return key(a) < key(b); });
+    d.planTargets.erase(
+        std::unique(d.planTargets.begin(), d.planTargets.end(),
+                    [&](auto &a, auto &b) { return key(a) == key(b); }),
+        d.planTargets.end());
+  }
+  auto isTarget = [&](int64_t rank, Value v) {
+    auto it = llvm::lower_bound(d.planTargets, RankValue{rank, v},
+                                [](const StageDraft::PlanTarget &t,
+                                   const RankValue &rv) {
+                                  return RankValueLess()({t.rank, t.value}, rv);
+                                });
+    return it != d.planTargets.end() && it->rank == rank && it->value == v;
+  };
   // The cone, walked per value with the set of ranks that reach it.
   DenseMap<Value, RankSet> pseen;
   SmallVector<std::pair<Value, RankSet>> pwork;
@@ -395,11 +431,8 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
     it->second.set(posOf.lookup(rank));
   };
   {
-    SmallVector<RankValue> initial(targets.begin(), targets.end());
-    // Deterministic traversal order (DenseSet iterates by hash).
-    llvm::sort(initial, RankValueLess());
-    for (const RankValue &rv : initial)
-      addPending(rv.second, rv.first);
+    for (const StageDraft::PlanTarget &t : d.planTargets)
+      addPending(t.value, t.rank);
     flushPending();
   }
   std::set<size_t> steps;
@@ -422,9 +455,9 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
         if (!fresh.test(pos))
           continue;
         const PlanCut &cut = cutTable[id];
-        if (targets.count({rank, v}) && cut.spec == d.target)
+        if (cut.spec == d.target && isTarget(rank, v))
           continue;
-        d.planInputs[{rank, v}] = cut;
+        d.planInputs.push_back({rank, v, cut});
         d.assumedSpecs.insert(cut.spec.str());
         fresh.reset(pos);
       }
@@ -469,9 +502,8 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
            << "' is computed on the plan from plan input '" << in.getName()
            << "' on rank " << firstRank
            << ", which carries no lineage; plan targets:";
-      for (auto &[t, names] : d.planTargets)
-        for (const std::string &name : names)
-          diag << " '" << name << "'@" << t.first;
+      for (const StageDraft::PlanTarget &t : d.planTargets)
+        diag << " '" << t.name << "'@" << t.rank;
       diag << "; candidate sources (the spec computes '" << target
            << "' from):";
       bool any = false;
@@ -600,13 +632,25 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
   // Assumptions: lineages of assumed tensors with a plan tensor in the stage
   // (or every statement when the plan side does not read the tensor).
   llvm::DenseSet<std::pair<int64_t, StringRef>> readRefs;
-  for (auto &[rv, cut] : d.planInputs)
-    readRefs.insert({rv.first, cut.name});
+  llvm::DenseSet<StringRef> readNames;
+  for (const StageDraft::PlanInput &in : d.planInputs) {
+    readRefs.insert({in.rank, in.cut.name});
+    readNames.insert(in.cut.name);
+  }
   SmallVector<Attribute> assumes, guarantees;
-  for (const std::string &name : lineageOrder) {
-    if (!d.assumedSpecs.count(name))
+  SmallVector<StringRef> assumed(d.assumedSpecs.begin(), d.assumedSpecs.end());
+  llvm::sort(assumed, [&](StringRef a, StringRef b) {
+    return lineagePos.lookup(a) < lineagePos.lookup(b);
+  });
+  for (StringRef name : assumed) {
+    auto it = lineages.find(name);
+    if (it == lineages.end())
       continue;
-    for (LineageAttr attr : lineages[name]) {
+    for (LineageAttr attr : it->second) {
+      // A replicas list of a tensor the stage does not read: skipped whole.
+      if (attr.getGroups().empty() && attr.getReplicaName() &&
+          !readNames.contains(attr.getReplicaName().getValue()))
+        continue;
       bool used = false;
       attr.walkRefs([&](size_t, PlanRefView ref) {
         used = used || readRefs.contains({ref.rank, ref.name});
@@ -696,12 +740,10 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
   };
   for (auto &[op, set] : d.planOps)
     partOf(programOf(op)).ranks |= set;
-  for (auto &[rv, cut] : d.planInputs)
-    partOf(schedule->programOf.lookup(rv.first))
-        .ranks.set(posOf.lookup(rv.first));
-  for (auto &[rv, names] : d.planTargets)
-    partOf(schedule->programOf.lookup(rv.first))
-        .ranks.set(posOf.lookup(rv.first));
+  for (const StageDraft::PlanInput &in : d.planInputs)
+    partOf(schedule->programOf.lookup(in.rank)).ranks.set(posOf.lookup(in.rank));
+  for (const StageDraft::PlanTarget &t : d.planTargets)
+    partOf(schedule->programOf.lookup(t.rank)).ranks.set(posOf.lookup(t.rank));
   for (auto &[op, set] : d.planOps) {
     Part &part = parts.find(programOf(op))->second;
     if (set == part.ranks)
@@ -712,7 +754,7 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
   struct Key {
     Operation *prog;
     std::vector<Operation *> ops; // the partial ones
-    std::vector<std::pair<void *, std::string>> inputs, targets;
+    std::vector<std::pair<void *, StringRef>> inputs, targets;
     bool operator<(const Key &o) const {
       return std::tie(prog, ops, inputs, targets) <
              std::tie(o.prog, o.ops, o.inputs, o.targets);
@@ -727,20 +769,15 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
       for (unsigned pos : set->set_bits())
         keyOf[ranks[pos]].ops.push_back(op);
   }
+  for (const StageDraft::PlanInput &in : d.planInputs)
+    keyOf[in.rank].inputs.push_back(
+        {in.value.getAsOpaquePointer(), in.cut.name});
+  for (const StageDraft::PlanTarget &t : d.planTargets)
+    keyOf[t.rank].targets.push_back({t.value.getAsOpaquePointer(), t.name});
   std::map<Key, SmallVector<int64_t>> groups;
   std::vector<const Key *> order;
   for (auto &[rank, k] : keyOf) {
     llvm::sort(k.ops); // a canonical order: equal sets give equal keys
-    // Both maps are ordered by rank first: visit this rank's entries only.
-    RankValue first{rank, Value()};
-    for (auto it = d.planInputs.lower_bound(first);
-         it != d.planInputs.end() && it->first.first == rank; ++it)
-      k.inputs.push_back({it->first.second.getAsOpaquePointer(),
-                          it->second.name.str()});
-    for (auto it = d.planTargets.lower_bound(first);
-         it != d.planTargets.end() && it->first.first == rank; ++it)
-      for (const std::string &name : it->second)
-        k.targets.push_back({it->first.second.getAsOpaquePointer(), name});
     llvm::sort(k.inputs, [](auto &a, auto &b) { return a.second < b.second; });
     llvm::sort(k.targets, [](auto &a, auto &b) { return a.second < b.second; });
     auto [it, inserted] = groups.try_emplace(std::move(k));
@@ -780,7 +817,7 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
           map.map(r, in);
     }
     for (const auto &target : k.targets) {
-      const std::string &name = target.second;
+      StringRef name = target.second;
       // An alias target that is also an input already carries its name.
       if (llvm::any_of(k.inputs, [&](auto &in) { return in.second == name; }))
         continue;
