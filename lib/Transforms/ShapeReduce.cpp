@@ -13,6 +13,8 @@
 #include "TrainVerify/Verify/StageVerifier.h"
 #include "TrainVerify/Verify/Symmetry.h"
 
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::tv {
@@ -62,9 +64,22 @@ struct ShapeReducePass : public tv::impl::TVShapeReduceBase<ShapeReducePass> {
     // Stages identical up to renaming (repeated layers, micro-batches) have
     // the same shape program: solve it once and copy the solution.
     bool ok = true;
+    // Folding is per stage and a stage is isolated from above: the stages
+    // fold in parallel (diagnostics in stage order).
+    std::vector<char> foldFailed(stages.size(), 0);
+    if (fold) {
+      MLIRContext *ctx = &getContext();
+      ParallelDiagnosticHandler handler(ctx);
+      parallelFor(ctx, 0, stages.size(), [&](size_t i) {
+        handler.setOrderIDForThread(i);
+        foldFailed[i] =
+            failed(foldStage(stages[i], {}, /*microBatches=*/true));
+        handler.eraseOrderIDForThread();
+      });
+    }
     llvm::StringMap<StageOp> solved;
-    for (StageOp stage : stages) {
-      if (fold && failed(foldStage(stage, {}, /*microBatches=*/true))) {
+    for (auto [i, stage] : llvm::enumerate(stages)) {
+      if (foldFailed[i]) {
         ok = false;
         continue;
       }
