@@ -14,7 +14,9 @@
 #include "TrainVerify/Semantics/Semantics.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -98,6 +100,19 @@ struct StageDraft {
   std::set<std::string> assumedSpecs;
   /// Partly covered spec tensors the stage recomputes (name, value).
   std::vector<std::pair<std::string, Value>> recomputed;
+
+  // What emit() writes, computed by prepare() (in parallel across stages).
+  SmallVector<Attribute> assumes;
+  SmallVector<Operation *> specOrder; // specOps in block order
+  /// Ranks that run the same slice of the same program, with the same
+  /// inputs and targets.
+  struct Group {
+    Operation *prog;
+    SmallVector<int64_t> ranks;
+    SmallVector<Operation *> ops; // in block order, no tv.input
+    std::vector<std::pair<void *, StringRef>> inputs, targets;
+  };
+  std::vector<Group> groups;
 };
 
 class Partitioner {
@@ -112,8 +127,16 @@ private:
   int64_t sourceElements;
   std::vector<LineageEntry> allLineages;
   LogicalResult collect();
+  /// Drafts and prepares the stage of `target`: reads the module only, so
+  /// stages are drafted in parallel.
   LogicalResult draft(StringRef target, StageDraft &d);
+  void prepare(StageDraft &d);
+  /// Writes the stage (sequential: it adds ops to the module).
   StageOp emit(StageDraft &d, unsigned index);
+  ArrayRef<LineageAttr> lineagesOf(StringRef name) const {
+    auto it = lineages.find(name);
+    return it == lineages.end() ? ArrayRef<LineageAttr>() : it->second;
+  }
   std::string specNameWithLineage(Value v) const;
   /// Whether the lineages of spec tensor `name` (of `shape`) cover all of
   /// it. A partly covered intermediate is no stage boundary: a stage reading
@@ -121,7 +144,9 @@ private:
   /// covered parts to the recomputed values (a cut there would leave the
   /// uncovered part free, and a counterexample could pick values no run of
   /// the program produces).
-  bool fullyCovered(StringRef name, ArrayRef<int64_t> shape);
+  bool fullyCovered(StringRef name, ArrayRef<int64_t> shape) const;
+  /// fullyCovered of every lineage-carrying spec tensor, computed in
+  /// collect() (drafts read it from several threads).
   llvm::StringMap<bool> coverage;
   /// Assumed spec tensors that are functions of the stage's other spec
   /// values are recomputed from them rather than left free (see
@@ -171,22 +196,20 @@ private:
 
 } // namespace
 
-bool Partitioner::fullyCovered(StringRef name, ArrayRef<int64_t> shape) {
-  auto [it, fresh] = coverage.try_emplace(name, true);
-  if (!fresh)
-    return it->second;
+bool Partitioner::fullyCovered(StringRef name,
+                               ArrayRef<int64_t> shape) const {
   // The union of the distinct boxes (replicas repeat one box per rank), by
   // the grid their bounds cut the tensor into: each box marks its cells.
   unsigned rank = shape.size();
   std::vector<std::pair<ArrayRef<int64_t>, ArrayRef<int64_t>>> boxes;
-  for (LineageAttr l : lineages[name]) {
+  for (LineageAttr l : lineagesOf(name)) {
     if (l.getRank() != rank)
-      return it->second = true; // checkLineages reports it
+      return true; // checkLineages reports it
     ArrayRef<int64_t> lo = l.getLower(), hi = l.getUpper();
     if (llvm::all_of(lo, [](int64_t x) { return x <= 0; }) &&
         llvm::all_of(llvm::zip(hi, shape),
                      [](auto p) { return std::get<0>(p) >= std::get<1>(p); }))
-      return it->second = true; // one box is the whole tensor
+      return true; // one box is the whole tensor
     boxes.push_back({lo, hi});
   }
   llvm::sort(boxes);
@@ -205,10 +228,10 @@ bool Partitioner::fullyCovered(StringRef name, ArrayRef<int64_t> shape) {
     c.erase(std::unique(c.begin(), c.end()), c.end());
     cells *= std::max<int64_t>((int64_t)c.size() - 1, 1);
     if (cells > (1 << 20))
-      return it->second = true; // too fine to check: keep the cut
+      return true; // too fine to check: keep the cut
   }
   if (llvm::any_of(shape, [](int64_t n) { return n <= 0; }))
-    return it->second = true; // no element to cover
+    return true; // no element to cover
   llvm::BitVector covered(cells);
   int64_t work = 0;
   SmallVector<int64_t> from(rank), to(rank), cell(rank);
@@ -224,7 +247,7 @@ bool Partitioner::fullyCovered(StringRef name, ArrayRef<int64_t> shape) {
       n *= std::max<int64_t>(to[k] - from[k], 0);
     }
     if ((work += n) > (1 << 24))
-      return it->second = true; // too many overlapping boxes: keep the cut
+      return true; // too many overlapping boxes: keep the cut
     for (int64_t i = 0; i < n; ++i) {
       int64_t rest = i, index = 0;
       for (int k = rank - 1; k >= 0; --k) {
@@ -237,7 +260,7 @@ bool Partitioner::fullyCovered(StringRef name, ArrayRef<int64_t> shape) {
       covered.set(index);
     }
   }
-  return it->second = covered.all();
+  return covered.all();
 }
 
 std::string Partitioner::specNameWithLineage(Value v) const {
@@ -291,13 +314,28 @@ LogicalResult Partitioner::collect() {
     }
     lineages[name].push_back(attr);
   }
+  {
+    std::vector<char> covered(lineageOrder.size(), 1);
+    parallelFor(module.getContext(), 0, lineageOrder.size(), [&](size_t i) {
+      Value v = specNames.valueOf.lookup(lineageOrder[i]);
+      if (auto ty = v ? dyn_cast<RankedTensorType>(v.getType())
+                      : RankedTensorType())
+        covered[i] = fullyCovered(lineageOrder[i], ty.getShape());
+    });
+    for (auto [i, name] : llvm::enumerate(lineageOrder))
+      coverage[name] = covered[i];
+  }
   auto sched = PlanSchedule::build(plan, /*localSteps=*/false);
   if (failed(sched)) {
     toolVerdict() = Verdict::Wrong; // deadlock or mismatched collectives
     return failure();
   }
   schedule = std::move(*sched);
+  // Stages order their ops by the blocks' order indices, from several
+  // threads: computed once here, read only from then on.
+  spec.getBody().front().recomputeOpOrder();
   for (auto prog : plan.getBody().front().getOps<RankProgramOp>()) {
+    prog.getBody().front().recomputeOpOrder();
     progNames[prog].build(prog.getBody().front());
     for (auto [pos, r] : llvm::enumerate(prog.getRanks()))
       posOf[r] = pos;
@@ -356,7 +394,10 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
     Operation *def = v.getDefiningOp();
     if (!name.empty() && (v != d.specValue || name != d.target)) {
       auto ty = dyn_cast<RankedTensorType>(v.getType());
-      if (isa<InputOp>(def) || !ty || fullyCovered(name, ty.getShape())) {
+      auto known = coverage.find(name);
+      if (isa<InputOp>(def) || !ty ||
+          (known != coverage.end() ? known->second
+                                   : fullyCovered(name, ty.getShape()))) {
         d.specInputs.insert(v);
         d.assumedSpecs.insert(name);
         continue;
@@ -379,13 +420,16 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
     Operation *lastProg = nullptr;
     const char *lastName = nullptr;
     Value lastValue;
-    for (LineageAttr attr : lineages[target])
+    for (LineageAttr attr : lineagesOf(target))
       attr.walkRefs([&](size_t, PlanRefView ref) {
         Operation *prog = schedule->programOf.lookup(ref.rank);
         if (prog != lastProg || ref.name.data() != lastName) {
           lastProg = prog;
           lastName = ref.name.data();
-          lastValue = progNames[prog].valueOf.lookup(ref.name);
+          auto names = progNames.find(prog);
+          lastValue = names == progNames.end()
+                          ? Value()
+                          : names->second.valueOf.lookup(ref.name);
         }
         d.planTargets.push_back({ref.rank, lastValue, ref.name});
       });
@@ -513,7 +557,7 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
           continue;
         any = true;
         diag << " '" << n << "' (plan";
-        for (LineageAttr a : lineages[n])
+        for (LineageAttr a : lineagesOf(n))
           a.walkRefs([&](size_t, PlanRefView ref) {
             diag << " '" << ref.name << "'@" << ref.rank;
           });
@@ -623,12 +667,7 @@ static std::string sanitize(StringRef name) {
   return s;
 }
 
-StageOp Partitioner::emit(StageDraft &d, unsigned index) {
-  MLIRContext *ctx = module.getContext();
-  OpBuilder b(ctx);
-  b.setInsertionPointToEnd(module.getBody());
-  Location loc = d.specValue.getLoc();
-
+void Partitioner::prepare(StageDraft &d) {
   // Assumptions: lineages of assumed tensors with a plan tensor in the stage
   // (or every statement when the plan side does not read the tensor).
   llvm::DenseSet<std::pair<int64_t, StringRef>> readRefs;
@@ -637,7 +676,6 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
     readRefs.insert({in.rank, in.cut.name});
     readNames.insert(in.cut.name);
   }
-  SmallVector<Attribute> assumes, guarantees;
   SmallVector<StringRef> assumed(d.assumedSpecs.begin(), d.assumedSpecs.end());
   llvm::sort(assumed, [&](StringRef a, StringRef b) {
     return lineagePos.lookup(a) < lineagePos.lookup(b);
@@ -656,73 +694,11 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
         used = used || readRefs.contains({ref.rank, ref.name});
       });
       if (used)
-        assumes.push_back(attr);
+        d.assumes.push_back(attr);
     }
   }
-  for (LineageAttr attr : lineages[d.target])
-    guarantees.push_back(attr);
+  d.specOrder = inBlockOrder(d.specOps.getArrayRef(), spec.getBody().front());
 
-  std::string stageName = "stage" + std::to_string(index) + "_" +
-                          sanitize(d.target);
-  auto stage = StageOp::create(b, loc, stageName, b.getArrayAttr(assumes),
-                               b.getArrayAttr(guarantees),
-                               /*full_guarantees=*/ArrayAttr());
-  Block *stageBody = new Block();
-  stage.getBody().push_back(stageBody);
-  b.setInsertionPointToStart(stageBody);
-
-  // Spec side.
-  auto newSpec = SpecOp::create(b, spec.getLoc(), "spec");
-  Block *specBody = new Block();
-  newSpec.getBody().push_back(specBody);
-  {
-    OpBuilder sb = OpBuilder::atBlockEnd(specBody);
-    IRMapping map;
-    SmallVector<std::pair<std::string, Value>> inputs;
-    for (Value v : d.specInputs) {
-      std::string n = specNameWithLineage(v);
-      if (n.empty())
-        n = specNames.namesOf.lookup(v).front();
-      inputs.push_back({n, v});
-    }
-    llvm::sort(inputs, [](auto &a, auto &b) { return a.first < b.first; });
-    for (auto &[n, v] : inputs) {
-      Value in = InputOp::create(sb, v.getLoc(), v.getType(), n).getResult();
-      map.map(v, in);
-      // Other lineage-carrying names of the same value (copies folded away)
-      // are aliases of the input: the assumptions about them bind to it.
-      for (const std::string &alias : specNames.namesOf.lookup(v))
-        if (alias != n && d.assumedSpecs.count(alias))
-          TagOp::create(sb, v.getLoc(), alias, in);
-    }
-    DenseMap<Value, Value> inputOf;
-    for (auto &[n, v] : inputs)
-      inputOf[v] = map.lookup(v);
-    for (Operation *op : inBlockOrder(d.specOps.getArrayRef(),
-                                      spec.getBody().front())) {
-      sb.clone(*op, map);
-      // A result the stage assumes stays the assumed input (see the plan
-      // side below).
-      for (Value r : op->getResults())
-        if (Value in = inputOf.lookup(r))
-          map.map(r, in);
-    }
-    // The recomputed tensors the plan side assumes parts of, by name.
-    for (auto &[name, v] : d.recomputed)
-      if (d.assumedSpecs.count(name))
-        TagOp::create(sb, v.getLoc(), name, map.lookupOrDefault(v));
-    OutputOp::create(sb, loc, d.target, map.lookupOrDefault(d.specValue));
-  }
-
-  // Plan side: ranks that take part, grouped when they run the same slice
-  // of the same program.
-  auto newPlan = PlanOp::create(b, plan.getLoc(), b.getStringAttr("plan"),
-                                plan.getMeshAttr(),
-                                plan.getMicroBatchesAttr(),
-                                /*folded=*/ArrayAttr(),
-                                /*folded_micro_batches=*/UnitAttr());
-  Block *planBody = new Block();
-  newPlan.getBody().push_back(planBody);
   // A rank's group is its program, the ops of the stage it runs, its inputs
   // and its targets. Ops every taking-part rank of the program runs are
   // common to all its groups; only the others (`partial`) tell ranks apart.
@@ -785,29 +761,106 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
       order.push_back(&it->first);
     it->second.push_back(rank);
   }
-  OpBuilder pb = OpBuilder::atBlockEnd(planBody);
   for (const Key *kp : order) {
     const Key &k = *kp;
     auto prog = cast<RankProgramOp>(k.prog);
-    auto rp = RankProgramOp::create(pb, prog.getLoc(), groups[k]);
+    const std::vector<Operation *> &common = parts.find(k.prog)->second.common;
+    SmallVector<Operation *> ops(common.begin(), common.end());
+    ops.append(k.ops.begin(), k.ops.end());
+    StageDraft::Group g{k.prog, groups[k], {}, k.inputs, k.targets};
+    for (Operation *op : inBlockOrder(ops, prog.getBody().front()))
+      if (!isa<InputOp>(op))
+        g.ops.push_back(op);
+    d.groups.push_back(std::move(g));
+  }
+}
+
+StageOp Partitioner::emit(StageDraft &d, unsigned index) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  Location loc = d.specValue.getLoc();
+
+  SmallVector<Attribute> guarantees;
+  for (LineageAttr attr : lineagesOf(d.target))
+    guarantees.push_back(attr);
+
+  std::string stageName = "stage" + std::to_string(index) + "_" +
+                          sanitize(d.target);
+  auto stage = StageOp::create(b, loc, stageName, b.getArrayAttr(d.assumes),
+                               b.getArrayAttr(guarantees),
+                               /*full_guarantees=*/ArrayAttr());
+  Block *stageBody = new Block();
+  stage.getBody().push_back(stageBody);
+  b.setInsertionPointToStart(stageBody);
+
+  // Spec side.
+  auto newSpec = SpecOp::create(b, spec.getLoc(), "spec");
+  Block *specBody = new Block();
+  newSpec.getBody().push_back(specBody);
+  {
+    OpBuilder sb = OpBuilder::atBlockEnd(specBody);
+    IRMapping map;
+    SmallVector<std::pair<std::string, Value>> inputs;
+    for (Value v : d.specInputs) {
+      std::string n = specNameWithLineage(v);
+      if (n.empty())
+        n = specNames.namesOf.lookup(v).front();
+      inputs.push_back({n, v});
+    }
+    llvm::sort(inputs, [](auto &a, auto &b) { return a.first < b.first; });
+    for (auto &[n, v] : inputs) {
+      Value in = InputOp::create(sb, v.getLoc(), v.getType(), n).getResult();
+      map.map(v, in);
+      // Other lineage-carrying names of the same value (copies folded away)
+      // are aliases of the input: the assumptions about them bind to it.
+      for (const std::string &alias : specNames.namesOf.lookup(v))
+        if (alias != n && d.assumedSpecs.count(alias))
+          TagOp::create(sb, v.getLoc(), alias, in);
+    }
+    DenseMap<Value, Value> inputOf;
+    for (auto &[n, v] : inputs)
+      inputOf[v] = map.lookup(v);
+    for (Operation *op : d.specOrder) {
+      sb.clone(*op, map);
+      // A result the stage assumes stays the assumed input (see the plan
+      // side below).
+      for (Value r : op->getResults())
+        if (Value in = inputOf.lookup(r))
+          map.map(r, in);
+    }
+    // The recomputed tensors the plan side assumes parts of, by name.
+    for (auto &[name, v] : d.recomputed)
+      if (d.assumedSpecs.count(name))
+        TagOp::create(sb, v.getLoc(), name, map.lookupOrDefault(v));
+    OutputOp::create(sb, loc, d.target, map.lookupOrDefault(d.specValue));
+  }
+
+  // Plan side: ranks that take part, grouped when they run the same slice
+  // of the same program.
+  auto newPlan = PlanOp::create(b, plan.getLoc(), b.getStringAttr("plan"),
+                                plan.getMeshAttr(),
+                                plan.getMicroBatchesAttr(),
+                                /*folded=*/ArrayAttr(),
+                                /*folded_micro_batches=*/UnitAttr());
+  Block *planBody = new Block();
+  newPlan.getBody().push_back(planBody);
+  OpBuilder pb = OpBuilder::atBlockEnd(planBody);
+  for (const StageDraft::Group &g : d.groups) {
+    auto prog = cast<RankProgramOp>(g.prog);
+    auto rp = RankProgramOp::create(pb, prog.getLoc(), g.ranks);
     Block *body = new Block();
     rp.getBody().push_back(body);
     OpBuilder rb = OpBuilder::atBlockEnd(body);
     IRMapping map;
-    for (auto &[ptr, name] : k.inputs) {
-      Value v = Value::getFromOpaquePointer(ptr);
-      map.map(v, InputOp::create(rb, v.getLoc(), v.getType(), name).getResult());
-    }
-    const std::vector<Operation *> &common = parts.find(k.prog)->second.common;
-    SmallVector<Operation *> ops(common.begin(), common.end());
-    ops.append(k.ops.begin(), k.ops.end());
     DenseMap<Value, Value> cutInputs;
-    for (auto &[ptr, name] : k.inputs)
-      cutInputs[Value::getFromOpaquePointer(ptr)] =
-          map.lookup(Value::getFromOpaquePointer(ptr));
-    for (Operation *op : inBlockOrder(ops, prog.getBody().front())) {
-      if (isa<InputOp>(op))
-        continue;
+    for (auto &[ptr, name] : g.inputs) {
+      Value v = Value::getFromOpaquePointer(ptr);
+      Value in = InputOp::create(rb, v.getLoc(), v.getType(), name).getResult();
+      map.map(v, in);
+      cutInputs[v] = in;
+    }
+    for (Operation *op : g.ops) {
       rb.clone(*op, map);
       // An op in the stage for one result whose other result is a cut: its
       // uses read the assumption, as when the op is outside the stage (a
@@ -816,10 +869,10 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
         if (Value in = cutInputs.lookup(r))
           map.map(r, in);
     }
-    for (const auto &target : k.targets) {
+    for (const auto &target : g.targets) {
       StringRef name = target.second;
       // An alias target that is also an input already carries its name.
-      if (llvm::any_of(k.inputs, [&](auto &in) { return in.second == name; }))
+      if (llvm::any_of(g.inputs, [&](auto &in) { return in.second == name; }))
         continue;
       Value v = Value::getFromOpaquePointer(target.first);
       OutputOp::create(rb, v.getLoc(), name, map.lookupOrDefault(v));
@@ -842,15 +895,44 @@ LogicalResult Partitioner::run() {
     StageOp stage;
   };
   std::vector<Drafted> drafts;
+  std::vector<StringRef> targets;
   for (const std::string &name : lineageOrder) {
     Value v = specNames.valueOf.lookup(name);
-    if (!v || isa<InputOp>(v.getDefiningOp()))
-      continue;
-    StageDraft d;
-    if (failed(draft(name, d)))
-      return failure();
-    StageOp stage = emit(d, drafts.size());
-    drafts.push_back({d.target, d.specValue, std::move(d.assumedSpecs), stage});
+    if (v && !isa<InputOp>(v.getDefiningOp()))
+      targets.push_back(name);
+  }
+  // Drafts read the module only: a batch of them is drafted and prepared
+  // in parallel, then emitted in order. Their diagnostics are held back; the
+  // first failing target is drafted again alone, so that it reports as it
+  // would in order.
+  MLIRContext *ctx = module.getContext();
+  constexpr size_t batchSize = 64;
+  for (size_t start = 0; start < targets.size(); start += batchSize) {
+    size_t end = std::min(targets.size(), start + batchSize);
+    std::vector<StageDraft> batch(end - start);
+    std::vector<char> failedDraft(end - start, 0);
+    {
+      ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+      parallelFor(ctx, start, end, [&](size_t i) {
+        StageDraft &d = batch[i - start];
+        if (failed(draft(targets[i], d)))
+          failedDraft[i - start] = 1;
+        else
+          prepare(d);
+      });
+    }
+    for (size_t i = start; i < end; ++i) {
+      StageDraft &d = batch[i - start];
+      if (failedDraft[i - start]) {
+        StageDraft again;
+        (void)draft(targets[i], again);
+        return failure();
+      }
+      StageOp stage = emit(d, drafts.size());
+      drafts.push_back(
+          {d.target, d.specValue, std::move(d.assumedSpecs), stage});
+      d = StageDraft(); // its memory, now
+    }
   }
   if (drafts.empty())
     return module.emitError() << "nothing to verify: no computed spec tensor "

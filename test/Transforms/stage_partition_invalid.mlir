@@ -96,3 +96,31 @@ module {
 module {
   tv.mesh @mesh axes ["tp"] sizes [1]
 }
+
+// -----
+
+// Two stages with broken dataflow, drafted in parallel: only the first in
+// lineage order reports, as a walk in order would.
+tv.mesh @mesh axes ["tp"] sizes [1]
+tv.spec @spec {
+  %x = tv.input "x" : tensor<4xf32>
+  %y = tv.exp %x : tensor<4xf32>
+  %z = tv.neg %x : tensor<4xf32>
+  tv.output "y", %y : tensor<4xf32>
+  tv.output "z", %z : tensor<4xf32>
+}
+tv.plan @plan mesh @mesh micro_batches 1 {
+  tv.rank_program [0] {
+    %x = tv.input "x" : tensor<4xf32>
+    // expected-error @+1 {{unreachable lineage: spec tensor 'y' is computed on the plan from plan input 'stale_y' on rank 0}}
+    %s = tv.input "stale_y" : tensor<4xf32>
+    %t = tv.input "stale_z" : tensor<4xf32>
+    %y = tv.exp %s : tensor<4xf32>
+    %z = tv.neg %t : tensor<4xf32>
+    tv.output "y", %y : tensor<4xf32>
+    tv.output "z", %z : tensor<4xf32>
+  }
+}
+tv.lineage #tv.lineage<"x"[0:4] = ["x":0]>
+tv.lineage #tv.lineage<"y"[0:4] = ["y":0]>
+tv.lineage #tv.lineage<"z"[0:4] = ["z":0]>
