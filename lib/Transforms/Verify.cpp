@@ -33,6 +33,8 @@ struct VerifyPass : public tv::impl::TVVerifyBase<VerifyPass> {
   void extract(StageOp stage, const StageResult &result);
   /// Each stage that is not proven: name, outcome, location, message.
   llvm::json::Array failing;
+  /// The distinct stages that took longest to verify (name, seconds).
+  llvm::json::Array slowest;
 };
 } // namespace
 
@@ -130,6 +132,7 @@ void VerifyPass::writeStats(StringRef result, size_t stages, size_t proven,
       {"t_verify_s", verifySecs},
       {"t_total_s", total},
       {"failing_stages", std::move(failing)},
+      {"slowest_stages", std::move(slowest)},
   };
   std::error_code ec;
   llvm::raw_fd_ostream os(statsFile, ec);
@@ -313,8 +316,13 @@ void VerifyPass::runOnOperation() {
   std::vector<const StageSchedule *> schedules(stages.size());
   for (size_t i : unique)
     schedules[i] = &getChildAnalysis<StageSchedule>(stages[i]);
+  std::vector<double> seconds(stages.size(), 0.0);
   auto work = [&](size_t i) {
+    auto start = std::chrono::steady_clock::now();
     results[i] = verifyStage(stages[i], opts, schedules[i]);
+    seconds[i] = std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - start)
+                     .count();
     size_t n = ++done;
     if (progress) {
       std::lock_guard<std::mutex> lock(progressMutex);
@@ -334,6 +342,19 @@ void VerifyPass::runOnOperation() {
   }
   if (progress)
     llvm::errs() << "\r\033[K";
+  {
+    // For the stats: where the verification time went.
+    std::vector<size_t> bySeconds(unique);
+    llvm::stable_sort(bySeconds, [&](size_t a, size_t b) {
+      return seconds[a] > seconds[b];
+    });
+    bySeconds.resize(std::min<size_t>(bySeconds.size(), 5));
+    for (size_t i : bySeconds)
+      slowest.push_back(llvm::json::Object{
+          {"stage", stages[i].getSymName().str()},
+          {"seconds", seconds[i]},
+          {"outcome", toString(results[i]->outcome)}});
+  }
   // A failing representative says nothing precise about its copies: verify
   // those on their own so their diagnostics name their own ops.
   size_t memoHits = 0;

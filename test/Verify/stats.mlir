@@ -14,3 +14,8 @@
 // CHECK-DAG: "t_shape_reduce_s":
 // CHECK-DAG: "t_verify_s":
 // CHECK-DAG: "t_total_s":
+// The distinct stages by verification time, longest first (at most five).
+// CHECK-DAG: "slowest_stages": [
+// CHECK-DAG: "stage": "stage0_
+// CHECK-DAG: "stage": "stage1_
+// CHECK-DAG: "seconds":
