@@ -234,3 +234,60 @@ TEST(CanonicalKey, PeerOutsideTheStageIsNotTranslated) {
   EXPECT_EQ(c6, 6);
   EXPECT_NE(k2, k6);
 }
+
+namespace {
+/// A stage whose rank program reduces two partial products and adds them;
+/// `swapped` lists the two reductions in the other order, `split` runs the
+/// two ranks as two programs.
+std::string twoReductions(bool swapped, bool split) {
+  std::string x = "%x = tv.all_reduce sum %px {axes = [\"tp\"]} : "
+                  "tensor<4x6xf32> -> tensor<4x6xf32>\n";
+  std::string y = "%y = tv.all_reduce sum %py {axes = [\"tp\"]} : "
+                  "tensor<4x6xf32> -> tensor<4x6xf32>\n";
+  std::string body = R"(
+        %a = tv.input "a" : tensor<4x8xf32>
+        %w = tv.input "w" : tensor<6x8xf32>
+        %v = tv.input "v" : tensor<6x8xf32>
+        %px = tv.linear %a, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+        %py = tv.linear %a, %v : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+        )" + (swapped ? y + x : x + y) + R"(
+        %s = tv.add %x, %y : tensor<4x6xf32>, tensor<4x6xf32> -> tensor<4x6xf32>
+        tv.output "s", %s : tensor<4x6xf32>)";
+  std::string programs =
+      split ? "tv.rank_program [0] {" + body + "\n      }\n      tv.rank_program [1] {" + body + "\n      }"
+            : "tv.rank_program [0, 1] {" + body + "\n      }";
+  return R"(
+  tv.mesh @mesh axes ["tp"] sizes [2]
+  tv.stage @s assumes [#tv.lineage<"a"[0:4, 0:8] = ["a":0]>, #tv.lineage<"a"[0:4, 8:16] = ["a":1]>, #tv.lineage<"w"[0:6, 0:8] = ["w":0]>, #tv.lineage<"w"[0:6, 8:16] = ["w":1]>, #tv.lineage<"v"[0:6, 0:8] = ["v":0]>, #tv.lineage<"v"[0:6, 8:16] = ["v":1]>] guarantees [#tv.lineage<"s"[0:4, 0:6] = ["s":0] | ["s":1]>] {
+    tv.spec @spec {
+      %a = tv.input "a" : tensor<4x16xf32>
+      %w = tv.input "w" : tensor<6x16xf32>
+      %v = tv.input "v" : tensor<6x16xf32>
+      %x = tv.linear %a, %w : (tensor<4x16xf32>, tensor<6x16xf32>) -> tensor<4x6xf32>
+      %y = tv.linear %a, %v : (tensor<4x16xf32>, tensor<6x16xf32>) -> tensor<4x6xf32>
+      %s = tv.add %x, %y : tensor<4x6xf32>, tensor<4x6xf32> -> tensor<4x6xf32>
+      tv.output "s", %s : tensor<4x6xf32>
+    }
+    tv.plan @plan mesh @mesh micro_batches 1 {
+      )" + programs + R"(
+    }
+  })";
+}
+} // namespace
+
+TEST(CanonicalKey, DataflowOrderMatchesReorderedSingleProgram) {
+  // Another pipeline stage's schedule lists the same graph in another
+  // order: the verifier's key (dataflow order) is equal, shape reduction's
+  // (op by op) is not.
+  tvtest::OwnStage a(twoReductions(false, false)), b(twoReductions(true, false));
+  ASSERT_TRUE(a.get() && b.get());
+  EXPECT_EQ(verifyStage(a.get(), StageOptions()).outcome, StageResult::Proven);
+  EXPECT_EQ(verifyStage(b.get(), StageOptions()).outcome, StageResult::Proven);
+  EXPECT_EQ(canonicalStageKey(a.get(), true), canonicalStageKey(b.get(), true));
+  EXPECT_NE(canonicalStageKey(a.get()), canonicalStageKey(b.get()));
+  // Two programs: the order of collectives decides how they match between
+  // programs, so it stays in the key.
+  tvtest::OwnStage c(twoReductions(false, true)), d(twoReductions(true, true));
+  ASSERT_TRUE(c.get() && d.get());
+  EXPECT_NE(canonicalStageKey(c.get(), true), canonicalStageKey(d.get(), true));
+}

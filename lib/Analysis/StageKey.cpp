@@ -9,6 +9,7 @@
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::tv;
@@ -96,7 +97,57 @@ int64_t mlir::tv::canonicalRank(StageOp stage, int64_t rank) {
   return RankShift(stage)(rank);
 }
 
+/// The ops of `block` in an order fixed by dataflow alone: a post-order walk
+/// of operands from the block's sinks (ops whose results are unused), sinks
+/// in block order. Two programs that list the same graph in different orders
+/// (the forward and backward passes of micro-batches interleaved by another
+/// pipeline stage's schedule) get the same order.
+static SmallVector<Operation *> dataflowOrder(Block &block) {
+  SmallVector<Operation *> order;
+  DenseSet<Operation *> seen;
+  SmallVector<std::pair<Operation *, unsigned>> stack;
+  auto visit = [&](Operation *root) {
+    if (!seen.insert(root).second)
+      return;
+    stack.push_back({root, 0});
+    while (!stack.empty()) {
+      auto &[op, next] = stack.back();
+      if (next < op->getNumOperands()) {
+        Operation *def = op->getOperand(next++).getDefiningOp();
+        if (def && def->getBlock() == &block && seen.insert(def).second)
+          stack.push_back({def, 0});
+        continue;
+      }
+      order.push_back(op);
+      stack.pop_back();
+    }
+  };
+  for (Operation &op : block)
+    if (op.use_empty())
+      visit(&op);
+  for (Operation &op : block) // unreachable from a sink: none in practice
+    visit(&op);
+  return order;
+}
+
+/// Whether the order of `plan`'s ops cannot change what it computes: one
+/// program run by every rank (a collective matches the same op on every
+/// member, whatever the order) and no point-to-point pair (whose order
+/// decides deadlocks).
+static bool orderFree(StageOp stage) {
+  PlanOp plan = stage.getPlan();
+  if (!plan || !llvm::hasSingleElement(plan.getBody().front()))
+    return false;
+  bool p2p = false;
+  plan.walk([&](Operation *op) { p2p |= isa<SendOp, RecvOp>(op); });
+  return !p2p;
+}
+
 std::string mlir::tv::canonicalStageKey(StageOp stage) {
+  return canonicalStageKey(stage, /*dataflow=*/false);
+}
+
+std::string mlir::tv::canonicalStageKey(StageOp stage, bool dataflow) {
   RankShift shift(stage);
   llvm::StringMap<unsigned> rename;
   auto ren = [&](StringRef n) {
@@ -124,8 +175,8 @@ std::string mlir::tv::canonicalStageKey(StageOp stage) {
     });
     os << ";";
   };
-  // Walk the regions first so names get numbers in program order.
-  stage.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+  // Ops before the lineages so names get numbers in program order.
+  auto printOp = [&](Operation *op) {
     os << op->getName().getStringRef() << "(";
     for (Value v : op->getOperands())
       os << valueIds.lookup(v) << ",";
@@ -159,7 +210,26 @@ std::string mlir::tv::canonicalStageKey(StageOp stage) {
       }
     }
     os << "|";
-  });
+  };
+  // The rank program's ops in dataflow order when their order cannot
+  // matter (and `dataflow` asks for it), else in block order.
+  bool byDataflow = dataflow && orderFree(stage);
+  std::function<void(Operation *)> printTree = [&](Operation *op) {
+    printOp(op);
+    for (Region &region : op->getRegions())
+      for (Block &block : region) {
+        if (byDataflow && isa<RankProgramOp>(op)) {
+          for (Operation *inner : dataflowOrder(block))
+            printTree(inner);
+        } else {
+          for (Operation &inner : block)
+            printTree(&inner);
+        }
+      }
+  };
+  for (Block &block : stage.getBody())
+    for (Operation &op : block)
+      printTree(&op);
   os << "A:";
   for (Attribute a : stage.getAssumes())
     printLineage(a);

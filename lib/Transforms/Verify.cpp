@@ -295,7 +295,7 @@ void VerifyPass::runOnOperation() {
   std::vector<size_t> representative(stages.size());
   std::vector<size_t> unique;
   for (size_t i = 0; i < stages.size(); ++i) {
-    keys[i] = canonicalStageKey(stages[i]);
+    keys[i] = canonicalStageKey(stages[i], /*dataflow=*/true);
     auto [it, inserted] = firstOf.try_emplace(keys[i], i);
     representative[i] = it->second;
     if (inserted)
