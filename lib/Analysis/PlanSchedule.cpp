@@ -44,18 +44,29 @@ FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan, bool localSteps) {
   if (!s.mesh)
     return plan.emitError() << "plan refers to unknown mesh";
   int64_t numRanks = s.mesh.getNumRanks();
+  // Each rank steps through its program's ops; without local steps, only
+  // through its communication ops (listed once per program, not walked
+  // once per rank: thousands of ranks share a program).
   struct Cursor {
-    Block::iterator pc, end;
+    Operation *const *pc = nullptr, *const *end = nullptr;
     bool waiting = false;
   };
   std::vector<Cursor> cur(numRanks);
   std::vector<bool> active(numRanks, false);
-  for (auto prog : plan.getBody().front().getOps<RankProgramOp>())
+  std::vector<std::vector<Operation *>> programOps;
+  for (auto prog : plan.getBody().front().getOps<RankProgramOp>()) {
+    std::vector<Operation *> &ops = programOps.emplace_back();
+    for (Operation &op : prog.getBody().front())
+      if (localSteps || isCollectiveOp(&op) || isa<SendOp, RecvOp>(op))
+        ops.push_back(&op);
+  }
+  for (auto [prog, ops] :
+       llvm::zip(plan.getBody().front().getOps<RankProgramOp>(), programOps))
     for (int64_t r : prog.getRanks()) {
       s.programOf[r] = prog;
       if (r < 0 || r >= numRanks)
         return prog.emitError() << "rank " << r << " is not on the mesh";
-      cur[r] = {prog.getBody().front().begin(), prog.getBody().front().end()};
+      cur[r] = {ops.data(), ops.data() + ops.size()};
       active[r] = true;
     }
   // Groups are interned: every member of a collective gets the same group
@@ -77,7 +88,7 @@ FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan, bool localSteps) {
         continue;
       Cursor &c = cur[r];
       while (c.pc != c.end && !c.waiting) {
-        Operation *op = &*c.pc;
+        Operation *op = *c.pc;
         if (auto send = dyn_cast<SendOp>(op)) {
           int64_t peer = send.getPeerOf(r);
           if (peer < 0 || peer >= numRanks)
@@ -203,17 +214,17 @@ FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan, bool localSteps) {
     int64_t culprit = blocked.front();
     bool found = false;
     for (int64_t r : blocked)
-      if (isa<RecvOp>(&*cur[r].pc) && sentTo(r) >= 0) {
+      if (isa<RecvOp>(*cur[r].pc) && sentTo(r) >= 0) {
         culprit = r;
         found = true;
         break;
       }
     for (int64_t r : blocked)
-      if (!found && isa<RecvOp>(&*cur[r].pc)) {
+      if (!found && isa<RecvOp>(*cur[r].pc)) {
         culprit = r;
         found = true;
       }
-    Operation *op = &*cur[culprit].pc;
+    Operation *op = *cur[culprit].pc;
     InFlightDiagnostic d = op->emitError()
                            << "plan deadlocks: ranks " << rankList(blocked)
                            << " never complete; rank " << culprit
