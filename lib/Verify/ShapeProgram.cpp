@@ -378,7 +378,9 @@ void ShapeProgram::fixUnalignedReshapes() {
   // Differently shaped tensors flattened into one ratio component: a flat
   // buffer. Its offsets tie every tensor's shape to every other's; nothing
   // reduces consistently (and the solver would only time out proving so).
-  DenseMap<DimKey, std::set<std::vector<DimKey>>> flattenedInto;
+  // Per merged component and program (the spec or one rank program).
+  std::map<std::pair<DimKey, Operation *>, std::set<std::vector<int64_t>>>
+      flattenedInto;
   // The merges: (split dims, outer to inner; the merged component).
   auto nonUnit = [&](const std::vector<DimKey> &side) {
     std::vector<DimKey> out;
@@ -406,9 +408,6 @@ void ShapeProgram::fixUnalignedReshapes() {
     const std::vector<DimKey> &merged = l.size() >= 2 ? r : l;
     DimKey comp = comps.getLeaderValue(leader(merged[0]));
     merges.push_back({c.why, split, comp});
-    std::vector<DimKey> splitClasses;
-    for (DimKey k : split)
-      splitClasses.push_back(leader(k));
     // Only whole tensors flattened to one dimension count (a flat buffer's
     // members); regrouping some dimensions (heads, tokens) does not.
     auto flattens = [](Operation *op) {
@@ -417,15 +416,19 @@ void ShapeProgram::fixUnalignedReshapes() {
       unsigned a = rank(op->getOperand(0)), b = rank(op->getResult(0));
       return (a == 1) != (b == 1);
     };
-    // Tensors that differ only in their outermost dimension are rows of one
-    // length (micro-batches of [batch, seq] flattened to tokens): the
-    // reshape rules keep their offsets on reduced row boundaries. Only
-    // members whose rows differ (a bucket of [40, 24] and [24, 64]) are a
-    // flat buffer of different shapes.
+    // A flat buffer is one program's, and its members have different
+    // shapes (a bucket of [40, 24] and [24, 64]). The spec flattening its
+    // [16, 8] tokens and a rank its [4, 8] micro-batch or its [1, 2]
+    // context-parallel chunk are slices of one tensor on two sides, and a
+    // program that flattens [8, 8] labels and unflattens an [8, 8] loss
+    // holds one shape: the reshape rules keep those offsets on reduced row
+    // boundaries.
     if (flattens(c.why)) {
-      auto &shapes = flattenedInto[comp];
-      shapes.insert(std::vector<DimKey>(splitClasses.begin() + 1,
-                                        splitClasses.end()));
+      auto &shapes = flattenedInto[{comp, c.why->getParentOp()}];
+      std::vector<int64_t> sizes;
+      for (DimKey k : split)
+        sizes.push_back(orig(k));
+      shapes.insert(sizes);
       if (shapes.size() >= 2)
         keepAll = true;
     }
