@@ -46,23 +46,32 @@ void Folder::rewrite() {
       if (d >= 0 && (int)l.getRank() > d &&
           l.getLower()[d] >= blockSize.lookup(l.getSpec().getValue()))
         continue;
+      auto keptRef = [&](const PlanRefView &r) { return refCoord(r) <= 0; };
+      // Explicit groups stay explicit; a replicas list stays a list (a
+      // replica is eight bytes, not two attributes to unique).
       SmallVector<Attribute> groups;
-      l.walkGroups([&](size_t, ArrayRef<PlanRefView> refs) {
-        if (refs.empty() || !llvm::all_of(refs, [&](const PlanRefView &r) {
-              return refCoord(r) <= 0;
+      for (Attribute g : l.getGroups()) {
+        auto refs = cast<ArrayAttr>(g);
+        if (refs.empty() || !llvm::all_of(refs, [&](Attribute a) {
+              auto r = cast<PlanRefAttr>(a);
+              return keptRef({r.getName(), r.getRank()});
             }))
-          return;
-        SmallVector<Attribute, 2> kept;
-        for (const PlanRefView &r : refs)
-          kept.push_back(PlanRefAttr::get(ctx, r.name, r.rank));
-        groups.push_back(ArrayAttr::get(ctx, kept));
-      });
-      if (groups.empty())
+          continue;
+        groups.push_back(refs);
+      }
+      SmallVector<int64_t> replicas;
+      StringAttr replicaName = l.getReplicaName();
+      if (replicaName)
+        for (int64_t r : l.getReplicaRanks())
+          if (keptRef({replicaName.getValue(), r}))
+            replicas.push_back(r);
+      if (groups.empty() && replicas.empty())
         continue;
-      out.push_back(LineageAttr::get(ctx, l.getSpec(), l.getLower(),
-                                     l.getUpper(), ArrayAttr::get(ctx, groups),
-                                     StringAttr(), ArrayRef<int64_t>(),
-                                     l.getScale()));
+      out.push_back(LineageAttr::get(
+          ctx, l.getSpec(), l.getLower(), l.getUpper(),
+          ArrayAttr::get(ctx, groups),
+          replicas.empty() ? StringAttr() : replicaName, replicas,
+          l.getScale()));
     }
     return ArrayAttr::get(ctx, out);
   };

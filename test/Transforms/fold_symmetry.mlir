@@ -63,6 +63,35 @@ tv.stage @red assumes [#tv.lineage<"w"[0:3, 0:2] = ["w":0] | ["w":1] | ["w":2] |
   }
 }
 
+// The same with its replicas written as lists (the form lineage maps expand
+// to): folding keeps a list, of the ranks of coordinate 0, rather than one
+// group attribute per replica (decision 80).
+// CHECK-LABEL: tv.stage @red_replicas
+// CHECK-SAME: assumes [#tv.lineage<"w"[0:3, 0:2] = "w":[0]>,
+// CHECK-SAME: guarantees [#tv.lineage<"dw"[0:3, 0:2] = "dw":[0]>]
+// CHECK: folded ["dp"]
+// CHECK-NEXT: tv.rank_program [0] {
+tv.stage @red_replicas assumes [#tv.lineage<"w"[0:3, 0:2] = "w":[0, 1, 2, 3]>, #tv.lineage<"x"[0:1, 0:2] = ["x":0]>, #tv.lineage<"x"[1:2, 0:2] = ["x":1]>, #tv.lineage<"x"[2:3, 0:2] = ["x":2]>, #tv.lineage<"x"[3:4, 0:2] = ["x":3]>, #tv.lineage<"g"[0:1, 0:3] = ["g":0]>, #tv.lineage<"g"[1:2, 0:3] = ["g":1]>, #tv.lineage<"g"[2:3, 0:3] = ["g":2]>, #tv.lineage<"g"[3:4, 0:3] = ["g":3]>]
+    guarantees [#tv.lineage<"dw"[0:3, 0:2] = "dw":[0, 1, 2, 3]>] {
+  tv.spec @spec {
+    %x = tv.input "x" : tensor<4x2xf32>
+    %w = tv.input "w" : tensor<3x2xf32>
+    %g = tv.input "g" : tensor<4x3xf32>
+    %dx, %dw = tv.linear_grad %x, %w, %g : tensor<4x2xf32>, tensor<3x2xf32>, tensor<4x3xf32>
+    tv.output "dw", %dw : tensor<3x2xf32>
+  }
+  tv.plan @plan mesh @mesh micro_batches 1 {
+    tv.rank_program [0, 1, 2, 3] {
+      %x = tv.input "x" : tensor<1x2xf32>
+      %w = tv.input "w" : tensor<3x2xf32>
+      %g = tv.input "g" : tensor<1x3xf32>
+      %dx, %dw = tv.linear_grad %x, %w, %g : tensor<1x2xf32>, tensor<3x2xf32>, tensor<1x3xf32>
+      %r = tv.all_reduce sum %dw {axes = ["dp"]} : tensor<3x2xf32> -> tensor<3x2xf32>
+      tv.output "dw", %r : tensor<3x2xf32>
+    }
+  }
+}
+
 // The gradient all-reduce is missing: each rank holds its own part of the
 // sum. Not folded (the spec sums over the axis, the plan does not), so the
 // full stage is verified and fails.
