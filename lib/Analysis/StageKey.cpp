@@ -143,10 +143,6 @@ static bool orderFree(StageOp stage) {
   return !p2p;
 }
 
-std::string mlir::tv::canonicalStageKey(StageOp stage) {
-  return canonicalStageKey(stage, /*dataflow=*/false);
-}
-
 std::string mlir::tv::canonicalStageKey(StageOp stage, bool dataflow) {
   RankShift shift(stage);
   llvm::StringMap<unsigned> rename;

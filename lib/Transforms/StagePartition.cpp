@@ -168,29 +168,14 @@ private:
   /// (rank, value): millions of ranks x tensors on large plans.
   DenseMap<Value, std::vector<std::pair<int32_t, uint32_t>>> cutsOf;
   std::vector<PlanCut> cutTable;
-  const PlanCut *findCut(int64_t rank, Value v) const {
-    auto it = cutsOf.find(v);
-    if (it == cutsOf.end())
-      return nullptr;
-    auto pos = llvm::lower_bound(it->second,
-                                 std::make_pair((int32_t)rank, (uint32_t)0));
-    if (pos == it->second.end() || pos->first != rank)
-      return nullptr;
-    return &cutTable[pos->second];
-  }
   DenseMap<RankValue, size_t> producer;
   /// Each rank's position in its program's rank list.
   DenseMap<int64_t, unsigned> posOf;
   static RankProgramOp programOf(Operation *op) {
-    if (auto prog = dyn_cast<RankProgramOp>(op->getParentOp()))
-      return prog;
     return op->getParentOfType<RankProgramOp>();
   }
   static RankProgramOp programOf(Value v) {
-    Operation *owner = v.getParentBlock()->getParentOp();
-    if (auto prog = dyn_cast_or_null<RankProgramOp>(owner))
-      return prog;
-    return owner ? owner->getParentOfType<RankProgramOp>() : RankProgramOp();
+    return v.getParentRegion()->getParentOfType<RankProgramOp>();
   }
 };
 
@@ -474,11 +459,9 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
       it->second.resize(sizeOf(programOf(op)));
     it->second.set(posOf.lookup(rank));
   };
-  {
-    for (const StageDraft::PlanTarget &t : d.planTargets)
-      addPending(t.value, t.rank);
-    flushPending();
-  }
+  for (const StageDraft::PlanTarget &t : d.planTargets)
+    addPending(t.value, t.rank);
+  flushPending();
   std::set<size_t> steps;
   while (!pwork.empty()) {
     auto [v, fresh] = pwork.pop_back_val();

@@ -36,25 +36,26 @@ void mlir::tv::setUpToolOptions(StringRef tool) {
     uintptr_t begin, end;
     unsigned object;
   };
-  std::vector<Segment> segments;
+  struct Objects {
+    std::vector<Segment> segments;
+    unsigned count = 0;
+  } objects;
   auto collect = [](struct dl_phdr_info *info, size_t, void *data) -> int {
-    auto &segs = *static_cast<std::vector<Segment> *>(data);
-    unsigned object = segs.empty() ? 0 : segs.back().object + 1;
+    auto &objs = *static_cast<Objects *>(data);
+    unsigned object = objs.count++;
     for (unsigned i = 0; i < info->dlpi_phnum; ++i) {
       const auto &ph = info->dlpi_phdr[i];
       if (ph.p_type == PT_LOAD && ph.p_memsz > 0)
-        segs.push_back({info->dlpi_addr + ph.p_vaddr,
-                        info->dlpi_addr + ph.p_vaddr + ph.p_memsz, object});
+        objs.segments.push_back({info->dlpi_addr + ph.p_vaddr,
+                                 info->dlpi_addr + ph.p_vaddr + ph.p_memsz,
+                                 object});
     }
-    // An object without a loaded segment still takes a number.
-    if (segs.empty() || segs.back().object != object)
-      segs.push_back({0, 0, object});
     return 0;
   };
-  dl_iterate_phdr(collect, &segments);
+  dl_iterate_phdr(collect, &objects);
   auto objectOf = [&](const void *p) -> int {
     auto addr = reinterpret_cast<uintptr_t>(p);
-    for (const Segment &s : segments)
+    for (const Segment &s : objects.segments)
       if (addr >= s.begin && addr < s.end)
         return s.object;
     return -1;

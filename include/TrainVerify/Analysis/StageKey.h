@@ -15,13 +15,11 @@ namespace mlir::tv {
 /// only where it cannot change what the stage computes: no op of the stage
 /// names the axis (collective groups, vocabulary shards), and every
 /// point-to-point peer along it is a rank of the stage.
-std::string canonicalStageKey(StageOp stage);
-
-/// The same, and with `dataflow`, equal also for stages whose single rank
-/// program (run by every rank, no point-to-point pair) lists the same ops
-/// in another order: the same verdict, but not the same op sequence (shape
-/// reduction, which copies a solution op by op, uses the key above).
-std::string canonicalStageKey(StageOp stage, bool dataflow);
+/// With `dataflow`, equal also for stages whose single rank program (run by
+/// every rank, no point-to-point pair) lists the same ops in another order:
+/// the same verdict, but not the same op sequence (shape reduction, which
+/// copies a solution op by op, uses the key without it).
+std::string canonicalStageKey(StageOp stage, bool dataflow = false);
 
 /// The rank each rank of `stage` is renamed to in its canonical key.
 int64_t canonicalRank(StageOp stage, int64_t rank);
