@@ -165,9 +165,16 @@ FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan, bool localSteps) {
           step.members.push_back(arrived[i]);
         }
         Operation *first = step.members.front().second;
+        // Members of one rank program run the same op (the usual case: a
+        // group inside one pipeline stage); others are compared.
+        DictionaryAttr firstAttrs;
         for (auto &[m, mop] : step.members) {
+          if (mop == first)
+            continue;
+          if (!firstAttrs)
+            firstAttrs = semanticAttrs(first);
           if (mop->getName() != first->getName() ||
-              semanticAttrs(mop) != semanticAttrs(first) ||
+              semanticAttrs(mop) != firstAttrs ||
               mop->getOperand(0).getType() != first->getOperand(0).getType()) {
             InFlightDiagnostic d =
                 mop->emitError()

@@ -2,6 +2,7 @@
 #include "TrainVerify/Dialect/Lineage.h"
 #include "TrainVerify/Dialect/TVOps.h"
 
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
 #include <map>
 
@@ -207,79 +208,60 @@ static std::optional<int64_t> evalAffine(AffineExpr e, ArrayRef<int64_t> dims) {
   }
 }
 
-FailureOr<std::vector<LineageEntry>>
-mlir::tv::collectLineages(ModuleOp module) {
-  MLIRContext *ctx = module.getContext();
-  std::vector<LineageEntry> out;
-  // Statements of lineage maps, merged per (spec, box): the boxes and the
-  // plan references are collected into flat arrays first (a map stands for
-  // up to ranks-many statements; per-box containers cost more than the
-  // attributes built from them) and the attributes built at the end.
+namespace {
+/// One tv.lineage_map of a module, resolved against its mesh.
+struct MapSite {
+  LineageMapOp op;
+  ArrayRef<int64_t> sizes; // the mesh's
+  SmallVector<int64_t> fixed; // coordinate per axis, -1: free
+  int64_t scaleNum = 1, scaleDen = 1;
+  /// The lineages of the boxes this map names first (module order), in the
+  /// order their first statements come.
+  std::vector<LineageAttr> fresh;
+};
+} // namespace
+
+/// The statements of the maps of one spec tensor (`sites`, in module order)
+/// merged per box: each box's lineage goes to the `fresh` list of the first
+/// map that names it. Boxes of different spec tensors never merge, so each
+/// spec tensor's maps are expanded on their own: the working arrays are one
+/// tensor's, not the whole plan's (millions of statements on large plans).
+static void expandSpecMaps(MLIRContext *ctx, ArrayRef<MapSite *> sites) {
   struct PendingBox {
-    StringAttr spec;
     int64_t scaleNum, scaleDen; // the maps' factor (1/1: none)
     uint32_t bounds; // offset in `bounds`: lower then upper, `dims` each
     uint32_t dims;
-    size_t slot; // index in `out`
+    uint32_t site; // index in `sites` of the map naming it first
   };
-  struct PendingRef { // 12 bytes: there is one per rank and map
+  struct PendingRef {
     uint32_t box;
     uint32_t plan; // index in `planNames`
     uint32_t rank; // the mesh verifier caps meshes at 2^20 ranks
   };
+  StringAttr spec = sites.front()->op.getSpecAttr();
   std::vector<StringAttr> planNames;
   DenseMap<StringAttr, uint32_t> planIndexOf;
   std::vector<PendingBox> boxes;
   std::vector<int64_t> bounds;
   std::vector<PendingRef> refs;
-  // Boxes by hash, equal hashes chained (far smaller than a map keyed by
-  // the box: one entry per statement of every map).
+  // Boxes by hash, equal hashes chained.
   DenseMap<uint64_t, uint32_t> boxByHash;
   std::vector<uint32_t> nextSameHash;
   constexpr uint32_t none = ~0u;
-  SymbolTableCollection symbols;
   SmallVector<int64_t> lower, upper;
-  for (Operation &op : *module.getBody()) {
-    if (auto lin = dyn_cast<LineageOp>(op)) {
-      out.push_back({lin.getLineage(), &op});
-      continue;
-    }
-    auto lmap = dyn_cast<LineageMapOp>(op);
-    if (!lmap)
-      continue;
-    auto mesh =
-        symbols.lookupNearestSymbolFrom<MeshOp>(lmap, lmap.getMeshAttr());
-    if (!mesh)
-      return lmap.emitOpError()
-             << "refers to unknown mesh " << lmap.getMeshAttr();
-    ArrayRef<int64_t> sizes = mesh.getSizes();
+  for (auto [siteIndex, site] : llvm::enumerate(sites)) {
+    LineageMapOp lmap = site->op;
+    ArrayRef<int64_t> sizes = site->sizes;
     AffineMap map = lmap.getBlocks();
     ArrayRef<int64_t> shape = lmap.getShape();
-    if (map.getNumDims() != sizes.size() || map.getNumResults() != shape.size())
-      return lmap.emitOpError() << "blocks map does not match the mesh and "
-                                   "the shape";
-    SmallVector<int64_t> fixed(sizes.size(), -1);
-    for (NamedAttribute w : lmap.getWhere()) {
-      int64_t idx = mesh.getAxisIndex(w.getName().getValue());
-      if (idx < 0)
-        return lmap.emitOpError()
-               << "where: no mesh axis '" << w.getName().getValue() << "'";
-      fixed[idx] = cast<IntegerAttr>(w.getValue()).getInt();
-    }
-    StringAttr spec = lmap.getSpecAttr();
-    StringAttr planName = lmap.getPlanAttr();
-    int64_t scaleNum = 1, scaleDen = 1;
-    if (std::optional<ArrayRef<int64_t>> s = lmap.getScale();
-        s && s->size() == 2)
-      scaleNum = (*s)[0], scaleDen = (*s)[1];
     auto [planSlot, newPlan] =
-        planIndexOf.try_emplace(planName, planNames.size());
+        planIndexOf.try_emplace(lmap.getPlanAttr(), planNames.size());
     if (newPlan)
-      planNames.push_back(planName);
+      planNames.push_back(lmap.getPlanAttr());
     uint32_t planIndex = planSlot->second;
     // Coordinates of the slice in row-major (rank) order.
     SmallVector<int64_t> coords(sizes.size());
-    for (auto [i, f] : llvm::enumerate(fixed))
+    for (auto [i, f] : llvm::enumerate(site->fixed))
       coords[i] = f < 0 ? 0 : f;
     while (true) {
       int64_t rank = 0;
@@ -288,18 +270,16 @@ mlir::tv::collectLineages(ModuleOp module) {
       lower.clear();
       upper.clear();
       for (auto [d, e] : llvm::enumerate(map.getResults())) {
-        std::optional<int64_t> idx = evalAffine(e, coords);
-        if (!idx)
-          return lmap.emitOpError()
-                 << "blocks map cannot be evaluated at rank " << rank
-                 << " (a division by a non-positive number)";
-        lower.push_back(*idx * shape[d]);
-        upper.push_back(*idx * shape[d] + shape[d]);
+        // collectLineages checked that the map evaluates (it does at every
+        // coordinate when it does at one: a divisor is a constant).
+        int64_t idx = *evalAffine(e, coords);
+        lower.push_back(idx * shape[d]);
+        upper.push_back(idx * shape[d] + shape[d]);
       }
-      // A box is its spec tensor and both corners (two maps of one tensor
-      // may use different block shapes).
+      // A box is both corners and the factor (two maps of one tensor may
+      // use different block shapes).
       uint64_t h = llvm::hash_combine(
-          spec.getAsOpaquePointer(), scaleNum, scaleDen,
+          site->scaleNum, site->scaleDen,
           llvm::hash_combine_range(lower.begin(), lower.end()),
           llvm::hash_combine_range(upper.begin(), upper.end()));
       auto [head, fresh] = boxByHash.try_emplace(h, none);
@@ -307,8 +287,7 @@ mlir::tv::collectLineages(ModuleOp module) {
       for (uint32_t b = head->second; b != none; b = nextSameHash[b]) {
         const PendingBox &box = boxes[b];
         ArrayRef<int64_t> bb(bounds.data() + box.bounds, 2 * box.dims);
-        if (box.spec == spec && box.scaleNum == scaleNum &&
-            box.scaleDen == scaleDen &&
+        if (box.scaleNum == site->scaleNum && box.scaleDen == site->scaleDen &&
             bb.take_front(box.dims) == ArrayRef(lower) &&
             bb.drop_front(box.dims) == ArrayRef(upper)) {
           found = b;
@@ -319,17 +298,17 @@ mlir::tv::collectLineages(ModuleOp module) {
         found = boxes.size();
         nextSameHash.push_back(head->second);
         head->second = found;
-        boxes.push_back({spec, scaleNum, scaleDen, (uint32_t)bounds.size(),
-                         (uint32_t)lower.size(), out.size()});
+        boxes.push_back({site->scaleNum, site->scaleDen,
+                         (uint32_t)bounds.size(), (uint32_t)lower.size(),
+                         (uint32_t)siteIndex});
         bounds.insert(bounds.end(), lower.begin(), lower.end());
         bounds.insert(bounds.end(), upper.begin(), upper.end());
-        out.push_back({LineageAttr(), &op});
       }
       refs.push_back({found, planIndex, (uint32_t)rank});
       // Next coordinate of the slice (the last free axis fastest).
       int64_t i = sizes.size() - 1;
       for (; i >= 0; --i) {
-        if (fixed[i] >= 0)
+        if (site->fixed[i] >= 0)
           continue;
         if (++coords[i] < sizes[i])
           break;
@@ -339,16 +318,15 @@ mlir::tv::collectLineages(ModuleOp module) {
         break;
     }
   }
-  boxByHash = DenseMap<uint64_t, uint32_t>(); // free its memory now
-  nextSameHash = {};
-  // Each box's replicas by plan tensor and rank (an in-place sort: the
-  // references are the largest array here).
+  // Each box's replicas by plan tensor and rank.
   llvm::sort(refs, [](const PendingRef &a, const PendingRef &b) {
     return std::tie(a.box, a.plan, a.rank) < std::tie(b.box, b.plan, b.rank);
   });
   // The last run of one plan tensor becomes the lineage's replicas list (a
   // rank costs eight bytes, not an attribute); others, rare (two maps of
   // one box naming different tensors), explicit groups of one reference.
+  // Boxes are numbered in the order they come, so the lineages of each map
+  // are appended in order.
   SmallVector<Attribute> groups;
   SmallVector<int64_t> ranks;
   for (size_t i = 0, e = refs.size(); i < e;) {
@@ -370,9 +348,84 @@ mlir::tv::collectLineages(ModuleOp module) {
     SmallVector<int64_t, 2> scale;
     if (box.scaleNum != 1 || box.scaleDen != 1)
       scale = {box.scaleNum, box.scaleDen};
-    out[box.slot].attr = LineageAttr::get(
-        ctx, box.spec, b.take_front(box.dims), b.drop_front(box.dims),
-        ArrayAttr::get(ctx, groups), planNames[plan], ranks, scale);
+    sites[box.site]->fresh.push_back(LineageAttr::get(
+        ctx, spec, b.take_front(box.dims), b.drop_front(box.dims),
+        ArrayAttr::get(ctx, groups), planNames[plan], ranks, scale));
+  }
+}
+
+FailureOr<std::vector<LineageEntry>>
+mlir::tv::collectLineages(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  // The maps, resolved and checked first, in module order.
+  std::vector<MapSite> sites;
+  SymbolTableCollection symbols;
+  for (Operation &op : *module.getBody()) {
+    auto lmap = dyn_cast<LineageMapOp>(op);
+    if (!lmap)
+      continue;
+    auto mesh =
+        symbols.lookupNearestSymbolFrom<MeshOp>(lmap, lmap.getMeshAttr());
+    if (!mesh)
+      return lmap.emitOpError()
+             << "refers to unknown mesh " << lmap.getMeshAttr();
+    MapSite site;
+    site.op = lmap;
+    site.sizes = mesh.getSizes();
+    AffineMap map = lmap.getBlocks();
+    if (map.getNumDims() != site.sizes.size() ||
+        map.getNumResults() != lmap.getShape().size())
+      return lmap.emitOpError() << "blocks map does not match the mesh and "
+                                   "the shape";
+    site.fixed.assign(site.sizes.size(), -1);
+    for (NamedAttribute w : lmap.getWhere()) {
+      int64_t idx = mesh.getAxisIndex(w.getName().getValue());
+      if (idx < 0)
+        return lmap.emitOpError()
+               << "where: no mesh axis '" << w.getName().getValue() << "'";
+      site.fixed[idx] = cast<IntegerAttr>(w.getValue()).getInt();
+    }
+    if (std::optional<ArrayRef<int64_t>> s = lmap.getScale();
+        s && s->size() == 2)
+      site.scaleNum = (*s)[0], site.scaleDen = (*s)[1];
+    // A divisor is a constant (or a symbol, which never evaluates): a map
+    // that evaluates at the slice's first rank evaluates at every rank.
+    SmallVector<int64_t> first(site.sizes.size());
+    int64_t rank = 0;
+    for (auto [i, f] : llvm::enumerate(site.fixed)) {
+      first[i] = f < 0 ? 0 : f;
+      rank = rank * site.sizes[i] + first[i];
+    }
+    for (AffineExpr e : map.getResults())
+      if (!evalAffine(e, first))
+        return lmap.emitOpError()
+               << "blocks map cannot be evaluated at rank " << rank
+               << " (a division by a non-positive number)";
+    sites.push_back(std::move(site));
+  }
+  // Expanded per spec tensor, its maps in module order.
+  llvm::MapVector<StringAttr, SmallVector<MapSite *>> bySpec;
+  for (MapSite &site : sites)
+    bySpec[site.op.getSpecAttr()].push_back(&site);
+  for (auto &[spec, specSites] : bySpec)
+    expandSpecMaps(ctx, specSites);
+  // Every statement in module order: a map's boxes where it names them
+  // first.
+  std::vector<LineageEntry> out;
+  size_t total = 0;
+  for (MapSite &site : sites)
+    total += site.fresh.size();
+  out.reserve(total);
+  auto nextSite = sites.begin();
+  for (Operation &op : *module.getBody()) {
+    if (auto lin = dyn_cast<LineageOp>(op)) {
+      out.push_back({lin.getLineage(), &op});
+    } else if (isa<LineageMapOp>(op)) {
+      for (LineageAttr attr : nextSite->fresh)
+        out.push_back({attr, &op});
+      nextSite->fresh = {};
+      ++nextSite;
+    }
   }
   return out;
 }

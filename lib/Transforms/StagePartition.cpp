@@ -288,7 +288,6 @@ LogicalResult Partitioner::collect() {
   FailureOr<std::vector<LineageEntry>> all = collectLineages(module);
   if (failed(all) || failed(checkLineages(module, *all)))
     return failure();
-  allLineages = *all;
   specNames.build(spec.getBody().front());
   for (const LineageEntry &entry : *all) {
     LineageAttr attr = entry.attr;
@@ -299,6 +298,7 @@ LogicalResult Partitioner::collect() {
     }
     lineages[name].push_back(attr);
   }
+  allLineages = std::move(*all); // for keepSource
   {
     std::vector<char> covered(lineageOrder.size(), 1);
     parallelFor(module.getContext(), 0, lineageOrder.size(), [&](size_t i) {

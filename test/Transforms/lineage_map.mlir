@@ -36,11 +36,12 @@ tv.plan @plan mesh @mesh micro_batches 1 {
     tv.output "y", %y : tensor<4x8xf32>
   }
 }
-// x: rows by dp, replicated over tp; written as two maps (tp = 0, tp = 1)
-// whose statements merge into one lineage per box.
+// x: rows by dp, replicated over tp; written as two maps (tp = 0, tp = 1),
+// another tensor's map between them, whose statements merge into one
+// lineage per box, at the first map's place.
 tv.lineage_map "x" blocks affine_map<(d0, d1) -> (d0, 0)> shape [4, 8] = "x" on @mesh where {tp = 0 : i64}
-tv.lineage_map "x" blocks affine_map<(d0, d1) -> (d0, 0)> shape [4, 8] = "x" on @mesh where {tp = 1 : i64}
 tv.lineage_map "w1" blocks affine_map<(d0, d1) -> (d1, 0)> shape [8, 8] = "w1" on @mesh where {}
+tv.lineage_map "x" blocks affine_map<(d0, d1) -> (d0, 0)> shape [4, 8] = "x" on @mesh where {tp = 1 : i64}
 tv.lineage_map "w2" blocks affine_map<(d0, d1) -> (0, d1)> shape [8, 8] = "w2" on @mesh where {}
 tv.lineage_map "a" blocks affine_map<(d0, d1) -> (d0, d1)> shape [4, 8] = "a" on @mesh where {}
 // Maps and plain statements mix.
@@ -48,8 +49,8 @@ tv.lineage #tv.lineage<"y"[0:4, 0:8] = ["y":0] | ["y":1]>
 tv.lineage #tv.lineage<"y"[4:8, 0:8] = ["y":2] | ["y":3]>
 
 // PRINT: tv.lineage_map "x" blocks #map shape [4, 8] = "x" on @mesh where {tp = 0 : i64}
-// PRINT: tv.lineage_map "x" blocks #map shape [4, 8] = "x" on @mesh where {tp = 1 : i64}
 // PRINT: tv.lineage_map "w1" blocks #map1 shape [8, 8] = "w1" on @mesh where {}
+// PRINT: tv.lineage_map "x" blocks #map shape [4, 8] = "x" on @mesh where {tp = 1 : i64}
 // PRINT: tv.lineage <"y"[0:4, 0:8] = ["y":0] | ["y":1]>
 
 // CHECK-NOT: tv.lineage_map
