@@ -4,7 +4,6 @@
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
-#include <map>
 
 using namespace mlir;
 using namespace mlir::tv;
@@ -476,13 +475,16 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
   };
   // Initial lineages (of spec inputs) are never proven, only assumed: they
   // must name plan inputs, and a plan tensor may stand for one slice only.
-  std::map<std::pair<int64_t, std::string>, std::pair<std::string, Box>>
-      initialRefs;
+  // (Names live in the context, as long as the lineages.)
+  DenseMap<std::pair<int64_t, StringRef>, LineageAttr> initialRefs;
   // A lineage map stands for many statements: report each of its faults once.
   llvm::SmallPtrSet<Operation *, 8> reported;
   auto report = [&](Operation *op) {
     return !isa<LineageMapOp>(op) || reported.insert(op).second;
   };
+  unsigned lastProg = ~0u;
+  StringRef lastName;
+  const NameInfo *lastInfo = nullptr;
   for (auto [index, entry] : llvm::enumerate(lineages)) {
     LineageAttr attr = entry.attr;
     Operation *lin = entry.op;
@@ -526,9 +528,16 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
           ok = false;
           return;
         }
-        auto &names = progNames[rp->second];
-        auto pt = names.find(ref.name);
-        if (pt == names.end()) {
+        // Consecutive references mostly name one tensor of one program.
+        if (rp->second != lastProg || ref.name.data() != lastName.data() ||
+            ref.name.size() != lastName.size()) {
+          auto &names = progNames[rp->second];
+          auto found = names.find(ref.name);
+          lastInfo = found == names.end() ? nullptr : &found->second;
+          lastProg = rp->second;
+          lastName = ref.name;
+        }
+        if (!lastInfo) {
           if (report(lin))
             lin->emitError() << where(lin) << "lineage refers to plan tensor '"
                              << ref.name << "' that rank " << ref.rank
@@ -536,7 +545,7 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
           ok = false;
           return;
         }
-        if (it->second.isInput && !pt->second.isInput) {
+        if (it->second.isInput && !lastInfo->isInput) {
           if (report(lin))
             lin->emitError()
                 << where(lin) << "lineage of spec input '"
@@ -549,28 +558,30 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
           return;
         }
         if (it->second.isInput) {
-          auto [prev, inserted] = initialRefs.try_emplace(
-              {ref.rank, ref.name.str()}, attr.getSpec().str(), box);
-          if (!inserted && (prev->second.first != attr.getSpec().getValue() ||
-                            !(prev->second.second == box))) {
+          auto [prev, inserted] =
+              initialRefs.try_emplace({ref.rank, ref.name}, attr);
+          LineageAttr other = prev->second;
+          if (!inserted && (other.getSpec() != attr.getSpec() ||
+                            other.getLower() != attr.getLower() ||
+                            other.getUpper() != attr.getUpper())) {
             if (report(lin))
               lin->emitError() << where(lin) << "plan input '" << ref.name
                                << "' on rank " << ref.rank
                                << " is assumed equal to two different spec "
                                   "input slices ('"
-                               << prev->second.first << "' and '"
+                               << other.getSpec().getValue() << "' and '"
                                << attr.getSpec().getValue()
                                << "'); that would restrict the inputs";
             ok = false;
             return;
           }
         }
-        if (pt->second.type.getShape() != ArrayRef<int64_t>(sliceShape)) {
+        if (lastInfo->type.getShape() != ArrayRef<int64_t>(sliceShape)) {
           if (report(lin))
             lin->emitError()
                 << where(lin) << "plan tensor '" << ref.name
                 << "' on rank " << ref.rank << " has shape "
-                << shapeStr(pt->second.type.getShape())
+                << shapeStr(lastInfo->type.getShape())
                 << " but the lineage slice has shape " << shapeStr(sliceShape);
           ok = false;
         }

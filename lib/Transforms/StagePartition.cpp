@@ -326,17 +326,32 @@ LogicalResult Partitioner::collect() {
       posOf[r] = pos;
   }
   // Cuts in lineage order; the first cut of a (rank, value) wins.
+  // Consecutive references mostly name one tensor of one program: its value
+  // and cut are looked up once per run of them.
   DenseMap<std::pair<const void *, StringRef>, uint32_t> cutIds;
+  Operation *lastProg = nullptr;
+  const void *lastSpec = nullptr;
+  StringRef lastName;
+  Value lastValue;
+  uint32_t lastCut = 0;
   for (const std::string &name : lineageOrder)
     for (LineageAttr attr : lineages[name])
       attr.walkRefs([&](size_t, PlanRefView ref) {
-        RankProgramOp prog = schedule->programOf.lookup(ref.rank);
-        Value v = progNames[prog].valueOf.lookup(ref.name);
-        auto [id, fresh] = cutIds.try_emplace(
-            {attr.getSpec().getAsOpaquePointer(), ref.name}, cutTable.size());
-        if (fresh)
-          cutTable.push_back({attr.getSpec().getValue(), ref.name});
-        cutsOf[v].push_back({(int32_t)ref.rank, id->second});
+        Operation *prog = schedule->programOf.lookup(ref.rank);
+        const void *specKey = attr.getSpec().getAsOpaquePointer();
+        if (prog != lastProg || ref.name.data() != lastName.data() ||
+            ref.name.size() != lastName.size() || specKey != lastSpec) {
+          lastValue = progNames[prog].valueOf.lookup(ref.name);
+          auto [id, fresh] =
+              cutIds.try_emplace({specKey, ref.name}, cutTable.size());
+          if (fresh)
+            cutTable.push_back({attr.getSpec().getValue(), ref.name});
+          lastProg = prog;
+          lastSpec = specKey;
+          lastName = ref.name;
+          lastCut = id->second;
+        }
+        cutsOf[lastValue].push_back({(int32_t)ref.rank, lastCut});
       });
   for (auto &[v, list] : cutsOf) {
     llvm::stable_sort(list, [](auto &a, auto &b) { return a.first < b.first; });
