@@ -255,3 +255,46 @@ TEST_F(SymmetryFixture, StageOverItsMemoryBudgetIsUnknownNotProven) {
   EXPECT_NE(r.headline.find("memory budget"), std::string::npos) << r.headline;
   EXPECT_EQ(verifyStage(s, StageOptions()).outcome, StageResult::Proven);
 }
+
+namespace {
+/// stageText with one lineage replaced (the text must occur).
+std::string withLineage(const std::string &from, const std::string &to) {
+  std::string text = stageText("%y = tv.all_reduce sum %p {axes = [\"tp\"]} : "
+                               "tensor<4x6xf32> -> tensor<4x6xf32>");
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+} // namespace
+
+TEST_F(SymmetryFixture, SwappedShardIsNotFoldedAndIsCaught) {
+  // Rank 1 holds block 0 of `a` and rank 0 block 1, while `w` is not
+  // swapped: coordinate 1's lineages are not coordinate 0's translated, and
+  // folding would hide the wrong pairing.
+  StageOp s = load(withLineage(
+      R"(#tv.lineage<"a"[0:4, 0:8] = ["a":0]>, #tv.lineage<"a"[0:4, 8:16] = ["a":1]>)",
+      R"(#tv.lineage<"a"[0:4, 0:8] = ["a":1]>, #tv.lineage<"a"[0:4, 8:16] = ["a":0]>)"));
+  ASSERT_TRUE(s);
+  std::string why;
+  EXPECT_FALSE(foldStageAlongAxis(s, "tp", &why));
+  EXPECT_NE(why.find("the lineages of 'tp' coordinate 1 are not those of "
+                     "coordinate 0 translated"),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(ranksOf(s), SmallVector<int64_t>({0, 1}));
+  StageResult r = verifyStage(s, StageOptions());
+  EXPECT_EQ(r.outcome, StageResult::Counterexample) << r.headline;
+}
+
+TEST_F(SymmetryFixture, GroupAcrossCoordinatesIsNotFolded) {
+  // A group summing the tensors of both coordinates belongs to neither.
+  StageOp s = load(withLineage(R"(["y":0] | ["y":1])", R"(["y":0 + "y":1])"));
+  ASSERT_TRUE(s);
+  std::string why;
+  EXPECT_FALSE(foldStageAlongAxis(s, "tp", &why));
+  EXPECT_NE(why.find("a lineage group of 'y' sums tensors of different 'tp' "
+                     "coordinates"),
+            std::string::npos)
+      << why;
+  EXPECT_FALSE(s.getPlan().getFoldedAttr());
+}

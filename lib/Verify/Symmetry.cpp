@@ -60,31 +60,68 @@ bool Folder::checkRanks(std::string &why) {
 }
 
 bool Folder::checkLineages(std::string &why) {
-  // Full extents of the spec tensors: the spec's type when it holds the
-  // tensor, else the largest upper bound a lineage gives.
-  llvm::StringMap<SmallVector<int64_t>> full;
+  // The spec tensors the lineages name, with their full extents: the
+  // spec's type when it holds the tensor, else the largest upper bound a
+  // lineage gives. Looked up by the lineage's spec attribute (uniqued), by
+  // name only once per attribute.
+  struct Tensor {
+    StringRef name;
+    SmallVector<int64_t> ext;
+    bool held;
+    SmallVector<uint32_t> subs; // indices in `subs`
+  };
+  std::vector<Tensor> tensors;
+  llvm::StringMap<uint32_t> tensorByName;
+  auto addHeld = [&](StringRef name, ArrayRef<int64_t> shape) {
+    auto [it, fresh] = tensorByName.try_emplace(name, tensors.size());
+    if (fresh)
+      tensors.push_back({name, {}, true, {}});
+    tensors[it->second].ext.assign(shape.begin(), shape.end());
+  };
   for (Operation &op : stage.getSpec().getBody().front()) {
     if (auto in = dyn_cast<InputOp>(op))
-      full[in.getName()] = SmallVector<int64_t>(shapeOf(in.getResult()));
+      addHeld(in.getName(), shapeOf(in.getResult()));
     else if (auto out = dyn_cast<OutputOp>(op))
-      full[out.getName()] = SmallVector<int64_t>(shapeOf(out.getValue()));
+      addHeld(out.getName(), shapeOf(out.getValue()));
     else if (auto tag = dyn_cast<TagOp>(op))
-      full[tag.getName()] = SmallVector<int64_t>(shapeOf(tag.getValue()));
+      addHeld(tag.getName(), shapeOf(tag.getValue()));
   }
+  DenseMap<Attribute, uint32_t> tensorOfSpec;
+  auto tensorOf = [&](StringAttr spec) {
+    auto [it, fresh] = tensorOfSpec.try_emplace(spec, 0);
+    if (fresh) {
+      auto [byName, newName] =
+          tensorByName.try_emplace(spec.getValue(), tensors.size());
+      if (newName)
+        tensors.push_back({spec.getValue(), {}, false, {}});
+      it->second = byName->second;
+    }
+    return it->second;
+  };
+
+  // Each lineage's groups by coordinate (a Sub: the lineage at one
+  // coordinate), their references in one flat array.
   struct Sub {
     LineageAttr l;
     bool guarantee;
     int64_t coord;
-    // The groups of that coordinate: the lineage's references at it.
-    SmallVector<SmallVector<PlanRefView, 1>, 1> groups;
+    uint32_t tensor;
+    uint32_t firstGroup, numGroups; // in `groupsOf`
   };
   std::vector<Sub> subs;
+  std::vector<PlanRefView> refs;
+  std::vector<std::pair<uint32_t, uint32_t>> groupsOf; // (first ref, size)
+  struct Pending {
+    int64_t coord;
+    uint32_t firstRef, size;
+  };
+  SmallVector<Pending> pending;
   for (bool guarantee : {false, true}) {
     ArrayAttr list = guarantee ? stage.getGuarantees() : stage.getAssumes();
     for (Attribute a : list) {
       auto l = cast<LineageAttr>(a);
-      DenseMap<int64_t, unsigned> subOf;
       bool mixed = false;
+      pending.clear();
       l.walkGroups([&](size_t, ArrayRef<PlanRefView> g) {
         if (g.empty() || mixed)
           return;
@@ -101,10 +138,8 @@ bool Folder::checkLineages(std::string &why) {
             mixed = true;
         if (mixed)
           return;
-        auto [it, inserted] = subOf.try_emplace(c, subs.size());
-        if (inserted)
-          subs.push_back({l, guarantee, c, {}});
-        subs[it->second].groups.emplace_back(g.begin(), g.end());
+        pending.push_back({c, (uint32_t)refs.size(), (uint32_t)g.size()});
+        refs.insert(refs.end(), g.begin(), g.end());
       });
       if (mixed) {
         why = "a lineage group of '" + l.getSpec().getValue().str() +
@@ -112,117 +147,150 @@ bool Folder::checkLineages(std::string &why) {
               "' coordinates";
         return false;
       }
+      if (pending.empty())
+        continue;
+      // One Sub per coordinate (a group's order within its Sub, and the
+      // Subs' order, are not compared: keys sort them).
+      llvm::stable_sort(pending, [](const Pending &x, const Pending &y) {
+        return x.coord < y.coord;
+      });
+      uint32_t t = tensorOf(l.getSpec());
+      for (size_t i = 0; i < pending.size();) {
+        Sub s{l, guarantee, pending[i].coord, t, (uint32_t)groupsOf.size(), 0};
+        for (; i < pending.size() && pending[i].coord == s.coord; ++i)
+          groupsOf.push_back({pending[i].firstRef, pending[i].size});
+        s.numGroups = groupsOf.size() - s.firstGroup;
+        tensors[t].subs.push_back(subs.size());
+        subs.push_back(s);
+      }
     }
   }
   // Virtual extents for tensors the spec does not hold.
-  llvm::StringSet<> held;
-  for (Operation &op : stage.getSpec().getBody().front())
-    if (auto in = dyn_cast<InputOp>(op))
-      held.insert(in.getName());
-    else if (auto out = dyn_cast<OutputOp>(op))
-      held.insert(out.getName());
-    else if (auto tag = dyn_cast<TagOp>(op))
-      held.insert(tag.getName());
   for (const Sub &s : subs) {
-    StringRef t = s.l.getSpec().getValue();
-    if (held.contains(t))
+    Tensor &t = tensors[s.tensor];
+    if (t.held)
       continue;
-    auto &ext = full[t];
-    if (ext.empty())
-      ext.assign(s.l.getRank(), 0);
-    if (ext.size() != s.l.getRank()) {
-      why = "lineages of '" + t.str() + "' disagree on its rank";
+    if (t.ext.empty())
+      t.ext.assign(s.l.getRank(), 0);
+    if (t.ext.size() != s.l.getRank()) {
+      why = "lineages of '" + t.name.str() + "' disagree on its rank";
       return false;
     }
     for (unsigned d = 0; d < s.l.getRank(); ++d)
-      ext[d] = std::max(ext[d], s.l.getUpper()[d]);
+      t.ext[d] = std::max(t.ext[d], s.l.getUpper()[d]);
   }
   // The factored dimension of each tensor: every box of coordinate c lies in
   // block c along it.
-  llvm::StringMap<SmallVector<const Sub *>> subsOf;
-  for (const Sub &s : subs)
-    subsOf[s.l.getSpec().getValue()].push_back(&s);
-  for (auto &entry : full) {
-    StringRef t = entry.getKey();
-    ArrayRef<int64_t> ext = entry.getValue();
+  SmallVector<int> dimOf(tensors.size(), -1);
+  for (auto [ti, t] : llvm::enumerate(tensors)) {
+    ArrayRef<int64_t> ext = t.ext;
     int found = -1;
-    auto mine = subsOf.find(t);
     for (int d = 0; d < (int)ext.size() && found < 0; ++d) {
-      if (ext[d] % n != 0 || mine == subsOf.end())
+      if (ext[d] % n != 0 || t.subs.empty())
         continue;
       int64_t b = ext[d] / n;
-      bool inside = true, any = false;
-      for (const Sub *sp : mine->second) {
-        const Sub &s = *sp;
-        any = true;
-        if (s.l.getRank() != ext.size()) {
-          inside = false;
-          break;
-        }
-        if (s.l.getLower()[d] < s.coord * b ||
+      bool inside = true;
+      for (uint32_t si : t.subs) {
+        const Sub &s = subs[si];
+        if (s.l.getRank() != ext.size() ||
+            s.l.getLower()[d] < s.coord * b ||
             s.l.getUpper()[d] > (s.coord + 1) * b) {
           inside = false;
           break;
         }
       }
-      if (inside && any)
+      if (inside)
         found = d;
     }
-    factored[t] = found;
+    dimOf[ti] = found;
+    factored[t.name] = found;
     if (found >= 0)
-      blockSize[t] = ext[found] / n;
+      blockSize[t.name] = ext[found] / n;
   }
   // Coordinate c's lineages, translated to block 0 and to the ranks of
   // coordinate 0, must be coordinate 0's.
-  // Keys are integer vectors: (list, spec tensor id, shifted box, then each
-  // group as its size and sorted (name id, rank at coordinate 0) pairs, the
-  // groups sorted). Names are interned, so equal keys mean equal lineages.
+  // Keys are integer sequences: (list, spec tensor id, shifted box, then
+  // each group as its size and sorted (name id, rank at coordinate 0)
+  // pairs, the groups sorted), kept in one array per coordinate. Names are
+  // interned, so equal keys mean equal lineages.
   llvm::StringMap<int64_t> nameId;
+  DenseMap<std::pair<const char *, size_t>, int64_t> idByStorage;
   auto idOf = [&](StringRef name) {
-    return nameId.try_emplace(name, nameId.size()).first->second;
+    auto [it, fresh] = idByStorage.try_emplace({name.data(), name.size()}, 0);
+    if (fresh)
+      it->second = nameId.try_emplace(name, nameId.size()).first->second;
+    return it->second;
   };
-  using Key = SmallVector<int64_t, 24>;
-  std::vector<std::vector<Key>> keys(n);
-  for (auto &k : keys)
-    k.reserve(subs.size() / n + 1);
+  using Slice = std::pair<uint32_t, uint32_t>; // (offset, length)
+  std::vector<std::vector<int64_t>> arena(n);
+  std::vector<std::vector<Slice>> keys(n);
+  std::vector<int64_t> scratch;
+  std::vector<Slice> groupKeys;
+  SmallVector<std::pair<int64_t, int64_t>, 4> pairs;
+  auto less = [](ArrayRef<int64_t> x, ArrayRef<int64_t> y) {
+    return std::lexicographical_compare(x.begin(), x.end(), y.begin(),
+                                        y.end());
+  };
   for (const Sub &s : subs) {
     if (s.coord < 0)
       continue; // owned by no micro-batch: compared as part of no lane
-    StringRef t = s.l.getSpec().getValue();
-    int d = factored.lookup(t);
-    Key key{s.guarantee, idOf(t), (int64_t)s.l.getRank()};
+    const Tensor &t = tensors[s.tensor];
+    int d = dimOf[s.tensor];
+    std::vector<int64_t> &out = arena[s.coord];
+    uint32_t start = out.size();
+    out.push_back(s.guarantee);
+    out.push_back(idOf(t.name));
+    out.push_back(s.l.getRank());
     for (unsigned i = 0; i < s.l.getRank(); ++i) {
-      int64_t shift = (int)i == d ? s.coord * (full[t][i] / n) : 0;
-      key.push_back(s.l.getLower()[i] - shift);
-      key.push_back(s.l.getUpper()[i] - shift);
+      int64_t shift = (int)i == d ? s.coord * (t.ext[i] / n) : 0;
+      out.push_back(s.l.getLower()[i] - shift);
+      out.push_back(s.l.getUpper()[i] - shift);
     }
-    SmallVector<Key, 1> gs;
-    for (const auto &group : s.groups) {
-      SmallVector<std::pair<int64_t, int64_t>, 4> refs;
-      for (const PlanRefView &ref : group) {
+    scratch.clear();
+    groupKeys.clear();
+    for (uint32_t gi = s.firstGroup; gi < s.firstGroup + s.numGroups; ++gi) {
+      auto [first, size] = groupsOf[gi];
+      pairs.clear();
+      for (const PlanRefView &ref : ArrayRef(refs).slice(first, size)) {
         auto [name0, r0] = refAt0(ref);
-        refs.push_back({idOf(name0), r0});
+        pairs.push_back({idOf(name0), r0});
       }
-      llvm::sort(refs);
-      Key g{(int64_t)refs.size()};
-      for (auto [a, b] : refs)
-        g.push_back(a), g.push_back(b);
-      gs.push_back(std::move(g));
+      llvm::sort(pairs);
+      groupKeys.push_back({(uint32_t)scratch.size(), 1 + 2 * size});
+      scratch.push_back(size);
+      for (auto [a, b] : pairs)
+        scratch.push_back(a), scratch.push_back(b);
     }
-    llvm::sort(gs);
-    key.push_back(gs.size());
-    for (auto &g : gs)
-      key.insert(key.end(), g.begin(), g.end());
-    keys[s.coord].push_back(std::move(key));
+    auto slice = [&](const std::vector<int64_t> &v, Slice x) {
+      return ArrayRef(v).slice(x.first, x.second);
+    };
+    llvm::sort(groupKeys, [&](Slice x, Slice y) {
+      return less(slice(scratch, x), slice(scratch, y));
+    });
+    out.push_back(groupKeys.size());
+    for (Slice g : groupKeys)
+      out.insert(out.end(), scratch.begin() + g.first,
+                 scratch.begin() + g.first + g.second);
+    keys[s.coord].push_back({start, (uint32_t)(out.size() - start)});
   }
-  for (auto &k : keys)
-    llvm::sort(k);
-  for (int64_t c = 1; c < n; ++c)
-    if (keys[c] != keys[0]) {
+  for (int64_t c = 0; c < n; ++c) {
+    const std::vector<int64_t> &v = arena[c];
+    llvm::sort(keys[c], [&](Slice x, Slice y) {
+      return less(ArrayRef(v).slice(x.first, x.second),
+                  ArrayRef(v).slice(y.first, y.second));
+    });
+  }
+  for (int64_t c = 1; c < n; ++c) {
+    bool same = keys[c].size() == keys[0].size();
+    for (size_t i = 0; same && i < keys[c].size(); ++i)
+      same = ArrayRef(arena[c]).slice(keys[c][i].first, keys[c][i].second) ==
+             ArrayRef(arena[0]).slice(keys[0][i].first, keys[0][i].second);
+    if (!same) {
       why = "the lineages of '" + axisName.str() + "' coordinate " +
             std::to_string(c) + " are not those of coordinate 0 translated";
       return false;
     }
+  }
   return true;
 }
 
