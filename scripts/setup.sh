@@ -5,7 +5,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 pkgs=(cmake ninja-build g++ lld python3 libgtest-dev libz3-dev llvm-22-dev
-      llvm-22-tools libmlir-22-dev mlir-22-tools graphviz)
+      llvm-22-tools libmlir-22-dev mlir-22-tools graphviz z3)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

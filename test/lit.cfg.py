@@ -25,3 +25,12 @@ llvm_config.use_default_substitutions()
 tool_dirs = [os.path.join(config.tv_obj_root, "bin"), config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["tv-opt", "tv-translate"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# Tests that read ../shared (real plans and MLIR's partitioner pairs) need it
+# beside the checkout; a clone on its own skips them (REQUIRES: shared).
+if os.path.isdir(os.path.join(config.tv_src_root, "..", "shared", "shard")):
+    config.available_features.add("shared")
+# The z3 binary (Debian package z3) re-checks the SMT-LIB export.
+import shutil
+if shutil.which("z3"):
+    config.available_features.add("z3")

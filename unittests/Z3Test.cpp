@@ -16,24 +16,22 @@ using namespace mlir::tv;
 using tvtest::stageText;
 
 namespace {
-/// Z3's answer to an SMT-LIB script, or its error.
+/// Z3's answer to an SMT-LIB script, run command by command as the z3
+/// binary runs a file ((reset), (echo ...), (check-sat)), or its error.
 std::string decide(const std::string &script) {
   try {
     z3::context c;
-    z3::solver s(c);
-    s.from_string(script.c_str());
-    switch (s.check()) {
-    case z3::unsat:
-      return "unsat";
-    case z3::sat:
-      return "sat";
-    case z3::unknown:
-      return "unknown";
-    }
+    std::string out = Z3_eval_smtlib2_string(c, script.c_str());
+    c.check_error();
+    // The last line is the answer of the last (check-sat).
+    llvm::StringRef text = llvm::StringRef(out).rtrim();
+    if (text.contains("error"))
+      return "error: " + out;
+    return text.rsplit('\n').second.empty() ? text.str()
+                                             : text.rsplit('\n').second.str();
   } catch (const z3::exception &e) {
     return std::string("error: ") + e.msg();
   }
-  return "?";
 }
 
 std::string exportedQuery(StageOp s) {

@@ -231,6 +231,35 @@ FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan, bool localSteps) {
         culprit = r;
         found = true;
       }
+    // A collective that some members of its group wait in, and the members
+    // that never join it: best, one of them has finished its program (it
+    // has no such collective left), the signature of a collective left out
+    // on one rank.
+    auto missingOf = [&](const SmallVector<std::pair<int64_t, Operation *>>
+                             &arrived,
+                         unsigned gid) {
+      SmallVector<int64_t> missing;
+      for (int64_t m : groups[gid])
+        if (!llvm::any_of(arrived, [&](auto &a) { return a.first == m; }))
+          missing.push_back(m);
+      return missing;
+    };
+    auto finished = [&](int64_t m) {
+      return !active[m] || cur[m].pc == cur[m].end;
+    };
+    std::optional<GroupKey> stuck;
+    for (auto &[key, arrived] : pending) {
+      if (arrived.empty())
+        continue;
+      if (!stuck)
+        stuck = key;
+      if (llvm::any_of(missingOf(arrived, key.first), finished)) {
+        stuck = key;
+        break;
+      }
+    }
+    if (!found && stuck)
+      culprit = pending[*stuck].front().first;
     Operation *op = *cur[culprit].pc;
     InFlightDiagnostic d = op->emitError()
                            << "plan deadlocks: ranks " << rankList(blocked)
@@ -241,6 +270,39 @@ FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan, bool localSteps) {
         << recv.getTag() << ") that never comes";
       if (int64_t other = sentTo(culprit); other >= 0)
         d << "; rank " << other << " sent to it instead (wrong peer?)";
+    } else if (stuck && !found) {
+      // Name the members that never join, with their mesh coordinates and
+      // where they are instead.
+      auto coords = [&](int64_t m) {
+        std::string out = "(";
+        for (auto [i, c] : llvm::enumerate(s.mesh.getCoords(m)))
+          out += (i ? ", " : "") +
+                 cast<StringAttr>(s.mesh.getAxes()[i]).getValue().str() +
+                 "=" + std::to_string(c);
+        return out + ")";
+      };
+      SmallVector<int64_t> missing =
+          missingOf(pending[*stuck], stuck->first);
+      d << " of group " << rankList(groups[stuck->first])
+        << ", which rank" << (missing.size() > 1 ? "s " : " ")
+        << rankList(missing) << " never join"
+        << (missing.size() > 1 ? "" : "s") << ":";
+      constexpr size_t kNamed = 4; // in detail; the rest are counted
+      for (auto [i, m] : llvm::enumerate(missing)) {
+        if (i == kNamed) {
+          d << "; " << missing.size() - kNamed << " more";
+          break;
+        }
+        d << (i ? ";" : "") << " rank " << m << " " << coords(m);
+        if (finished(m)) {
+          d << " ends its program without it";
+          continue;
+        }
+        Operation *at = *cur[m].pc;
+        d << " waits in '" << at->getName() << "'";
+        d.attachNote(at->getLoc())
+            << "rank " << m << " waits here instead of joining";
+      }
     }
     for (auto &[key, q] : mail)
       for (Operation *send : q)

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TrainVerify/Transforms/Passes.h"
+#include "TrainVerify/Transforms/RunStatus.h"
 #include "TrainVerify/Transforms/Utils.h"
 #include "TrainVerify/Verify/Symmetry.h"
 
@@ -26,6 +27,10 @@ struct FoldSymmetryPass
   void runOnOperation() override {
     StageOp stage = getOperation();
     PhaseTimer timer(stage, "fold");
+    stepPhase("fold", [&] {
+      return (size_t)llvm::range_size(
+          stage->getParentOp()->getRegion(0).getOps<StageOp>());
+    });
     SmallVector<std::string> order(axes.begin(), axes.end());
     FailureOr<StageFold> f =
         foldStage(stage, order, microBatches, [&](const Twine &why) {

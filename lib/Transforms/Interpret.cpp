@@ -1,5 +1,7 @@
 //===- Interpret.cpp - --tv-interpret -------------------------------------===//
+#include "TrainVerify/Dialect/InputLimits.h"
 #include "TrainVerify/Dialect/Lineage.h"
+#include "TrainVerify/Semantics/Domains.h"
 #include "TrainVerify/Transforms/Passes.h"
 #include "TrainVerify/Transforms/Utils.h"
 #include "TrainVerify/Verify/StageVerifier.h"
@@ -23,6 +25,51 @@ struct InterpretPass : public tv::impl::TVInterpretBase<InterpretPass> {
 };
 } // namespace
 
+/// The elements of every tensor that running `root` (a stage, or a spec and
+/// a plan) holds: each op result and block argument once per rank that runs
+/// it (a tv.rank_program's ranks each run its ops), saturating.
+static uint64_t tensorElements(Operation *root) {
+  uint64_t total = 0;
+  root->walk([&](Operation *op) {
+    uint64_t copies = 1;
+    if (auto prog = op->getParentOfType<RankProgramOp>())
+      copies = std::max<uint64_t>(1, prog.getRanks().size());
+    auto add = [&](Type t) {
+      if (auto tt = dyn_cast<RankedTensorType>(t))
+        total = satAdd(total, satMul(copies, satElements(tt.getShape())));
+    };
+    for (Type t : op->getResultTypes())
+      add(t);
+    for (Region &r : op->getRegions())
+      for (Block &b : r)
+        for (BlockArgument a : b.getArguments())
+          add(a.getType());
+  });
+  return total;
+}
+
+/// Refuses up front, before anything is allocated, a run whose tensors do
+/// not fit the memory budget (--max-memory-mb): `what` names the stage or
+/// the whole program.
+static LogicalResult checkInterpretMemory(Operation *root, Location loc,
+                                          StringRef what, bool exact) {
+  uint64_t elements = tensorElements(root);
+  uint64_t perElement = exact ? sizeof(ExactValue) : sizeof(double);
+  uint64_t need = satMul(elements, perElement);
+  if (!exceedsMemoryBudget(need))
+    return success();
+  emitError(loc) << "tv-interpret: " << what << " needs about "
+                 << bytesText(need) << " for its tensors (" << elements
+                 << " elements x " << perElement << " bytes as "
+                 << (exact ? "exact values" : "doubles")
+                 << "), over the memory budget of " << memoryBudgetText()
+                 << "; refusing before allocating. Interpret the "
+                    "shape-reduced stages instead (--tv-stage-partition "
+                    "--tv-shape-reduce --tv-interpret), or raise "
+                    "--max-memory-mb";
+  return failure();
+}
+
 void InterpretPass::runOnOperation() {
   ModuleOp module = getOperation();
   SmallVector<StageOp> stages(module.getOps<StageOp>());
@@ -40,9 +87,19 @@ void InterpretPass::runOnOperation() {
     FailureOr<std::vector<LineageEntry>> all = collectLineages(module);
     if (failed(all) || failed(checkLineages(module, *all)))
       return signalPassFailure();
+    if (failed(checkInterpretMemory(module, module.getLoc(),
+                                    "the whole program (spec and plan)",
+                                    exact)))
+      return signalPassFailure();
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     temp = buildWholeProgramStage(b, spec, plan, *all, module.getLoc());
     stages.push_back(temp);
+  } else {
+    for (StageOp stage : stages)
+      if (failed(checkInterpretMemory(stage, stage.getLoc(),
+                                      ("stage @" + stage.getSymName()).str(),
+                                      exact)))
+        return signalPassFailure();
   }
   size_t failures = 0, checked = 0, counts[3] = {0, 0, 0}, nans = 0;
   for (StageOp stage : stages) {

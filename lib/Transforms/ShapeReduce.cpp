@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TrainVerify/Transforms/Passes.h"
+#include "TrainVerify/Transforms/RunStatus.h"
 #include "TrainVerify/Transforms/Utils.h"
 #include "TrainVerify/Verify/ShapeProgram.h"
 #include "TrainVerify/Verify/StageVerifier.h"
@@ -15,6 +16,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Threading.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::tv {
@@ -70,15 +72,20 @@ struct ShapeReducePass : public tv::impl::TVShapeReduceBase<ShapeReducePass> {
     if (fold) {
       MLIRContext *ctx = &getContext();
       ParallelDiagnosticHandler handler(ctx);
+      beginPhase("micro-batch fold", stages.size());
       parallelFor(ctx, 0, stages.size(), [&](size_t i) {
         handler.setOrderIDForThread(i);
         foldFailed[i] =
             failed(foldStage(stages[i], {}, /*microBatches=*/true));
         handler.eraseOrderIDForThread();
+        advancePhase();
       });
     }
     llvm::StringMap<StageOp> solved;
+    beginPhase("shape reduction", stages.size());
+    auto progress = llvm::make_scope_exit(endPhase);
     for (auto [i, stage] : llvm::enumerate(stages)) {
+      auto step = llvm::make_scope_exit([] { advancePhase(); });
       if (foldFailed[i]) {
         ok = false;
         continue;

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "TrainVerify/Dialect/Lineage.h"
 #include "TrainVerify/Transforms/Passes.h"
+#include "TrainVerify/Transforms/RunStatus.h"
 #include "TrainVerify/Transforms/Utils.h"
 #include "TrainVerify/Verify/Executor.h"
 #include "TrainVerify/Semantics/Semantics.h"
@@ -880,6 +881,7 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
 }
 
 LogicalResult Partitioner::run() {
+  beginPhase("partition", 0); // its stage count follows collect()
   if (failed(ssaCanonicalize(module)) || failed(collect()))
     return failure();
 
@@ -905,6 +907,7 @@ LogicalResult Partitioner::run() {
   // would in order.
   MLIRContext *ctx = module.getContext();
   constexpr size_t batchSize = 64;
+  beginPhase("partition", targets.size());
   for (size_t start = 0; start < targets.size(); start += batchSize) {
     size_t end = std::min(targets.size(), start + batchSize);
     std::vector<StageDraft> batch(end - start);
@@ -931,7 +934,9 @@ LogicalResult Partitioner::run() {
           {d.target, d.specValue, std::move(d.assumedSpecs), stage});
       d = StageDraft(); // its memory, now
     }
+    advancePhase(end - start);
   }
+  endPhase();
   if (drafts.empty())
     return module.emitError() << "nothing to verify: no computed spec tensor "
                                  "carries a lineage";

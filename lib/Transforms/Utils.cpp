@@ -1,5 +1,6 @@
 //===- Utils.cpp - helpers shared by the tv passes ------------------------===//
 #include "TrainVerify/Transforms/Utils.h"
+#include "TrainVerify/Transforms/RunStatus.h"
 
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
@@ -18,6 +19,15 @@ std::vector<char *> mlir::tv::withQuietOpDiagnostics(int argc, char **argv) {
       return args;
   static char quiet[] = "--mlir-print-op-on-diagnostic=false";
   args.insert(args.begin() + 1, quiet);
+  return args;
+}
+
+std::vector<char *> mlir::tv::withLocations(std::vector<char *> args) {
+  for (size_t i = 1; i < args.size(); ++i)
+    if (StringRef(args[i]).contains("print-debuginfo"))
+      return args;
+  static char locations[] = "--mlir-print-debuginfo";
+  args.insert(args.begin() + 1, locations);
   return args;
 }
 
@@ -79,21 +89,13 @@ Verdict &mlir::tv::toolVerdict() {
   return v;
 }
 
-int mlir::tv::exitStatus(LogicalResult result) {
-  if (succeeded(result))
-    return 0;
-  switch (toolVerdict()) {
-  case Verdict::Wrong:
-    return 1;
-  case Verdict::Unknown:
-    return 2;
-  case Verdict::None:
-    break;
-  }
-  return 3;
-}
+int mlir::tv::exitStatus(LogicalResult result) { return finishRun(result); }
 
 std::chrono::steady_clock::time_point &mlir::tv::toolStartTime() {
+  // The drivers call this first: the signals a parent left ignored are
+  // noted too, before LLVM installs its handlers over them (RunStatus.h).
+  static bool noted = (noteInitialSignals(), true);
+  (void)noted;
   static std::chrono::steady_clock::time_point start =
       std::chrono::steady_clock::now();
   return start;

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TrainVerify/Transforms/Passes.h"
+#include "TrainVerify/Transforms/Utils.h"
 #include "TrainVerify/Translate/Translations.h"
 #include "TrainVerify/Upstream/Registration.h"
 
@@ -14,6 +15,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -40,7 +42,8 @@ struct ValidateShardPartitionPass
 
   /// Runs `pipeline` on `module` in a child tv-opt; the result, or null
   /// with a diagnostic.
-  OwningOpRef<ModuleOp> partitionInChild(ModuleOp module) {
+  OwningOpRef<ModuleOp> partitionInChild(ModuleOp module,
+                                         StringRef pipeline) {
     auto fail = [&](const Twine &why) {
       module.emitError() << "the partitioning pipeline '" << pipeline
                          << "' " << why;
@@ -64,7 +67,7 @@ struct ValidateShardPartitionPass
     }
     std::string self = llvm::sys::fs::getMainExecutable(
         nullptr, (void *)&registerUpstreamDialects);
-    std::string pipe = "--pass-pipeline=" + pipeline;
+    std::string pipe = ("--pass-pipeline=" + pipeline).str();
     SmallVector<StringRef> args = {self, "--mlir-print-debuginfo", pipe,
                                    in, "-o", out};
     std::optional<StringRef> redirects[] = {std::nullopt, std::nullopt,
@@ -87,28 +90,77 @@ struct ValidateShardPartitionPass
     return result;
   }
 
+  /// The sharding-propagation element of `pipeline` (with its options),
+  /// or "" when the pipeline does not propagate.
+  static std::string propagationOf(StringRef pipeline) {
+    size_t at = pipeline.find("sharding-propagation");
+    if (at == StringRef::npos)
+      return "";
+    size_t end = at + StringRef("sharding-propagation").size();
+    if (end < pipeline.size() && pipeline[end] == '{') {
+      size_t close = pipeline.find('}', end);
+      end = close == StringRef::npos ? pipeline.size() : close + 1;
+    }
+    return pipeline.slice(at, end).str();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> annotated;
     for (auto f : module.getOps<func::FuncOp>())
       if (!f.getOps<shard::ShardOp>().empty())
         annotated.push_back(f);
+    // Nothing annotated: the partitioner leaves the module as it is, and
+    // there is nothing to validate (a warning, not a failure of the
+    // compiler's pipeline).
     if (annotated.empty()) {
-      module.emitError() << "no function annotated with shard.shard to "
-                            "validate";
-      return signalPassFailure();
+      module.emitWarning() << "no function annotated with shard.shard to "
+                              "validate";
+      markAllAnalysesPreserved();
+      return;
     }
     // The partitioner, as the compiler would run it, on a copy, in a child
     // tv-opt: Debian's MLIR has no assertions, and a partitioner that
     // crashes on an input it mishandles must not take tv down with it.
-    OwningOpRef<ModuleOp> partitioned = partitionInChild(module);
+    OwningOpRef<ModuleOp> partitioned = partitionInChild(module, pipeline.getValue());
     if (!partitioned)
       return signalPassFailure();
+    // The partitioner partitions what propagation annotated: the spec's
+    // lineages come from the module as it stands after propagation (the
+    // annotations the compiler's pipeline itself adds), not before.
+    OwningOpRef<ModuleOp> propagated;
+    std::string propagation = propagationOf(pipeline.getValue());
+    if (!propagation.empty()) {
+      // In process, on a copy: the child above has already run it on this
+      // input without crashing, and MLIR 22.1.8 prints a 0-d tensor's
+      // propagated sharding as `split_axes = []`, which its own parser (text
+      // or bytecode) refuses, so the result cannot come back as text.
+      propagated = OwningOpRef<ModuleOp>(cast<ModuleOp>(module->clone()));
+      PassManager pm(&getContext(), ModuleOp::getOperationName());
+      std::string text = "func.func(" + propagation + ")";
+      if (failed(parsePassPipeline(text, pm)) || failed(pm.run(*propagated))) {
+        module.emitError() << "sharding propagation ('" << propagation
+                           << "') failed on a copy of the module";
+        return signalPassFailure();
+      }
+    }
+    ModuleOp spec = propagated ? *propagated : module;
     bool ok = true;
     for (func::FuncOp f : annotated) {
+      // A function without tensor results computes nothing to compare.
+      if (llvm::none_of(f.getResultTypes(), llvm::IsaPred<TensorType>)) {
+        f.emitWarning() << "@" << f.getSymName()
+                        << " has no tensor result: nothing to validate";
+        continue;
+      }
+      translationFoundWrongProgram() = false;
       OwningOpRef<ModuleOp> plan =
-          buildShardValidation(module, *partitioned, f.getSymName(), f.getLoc());
+          buildShardValidation(spec, *partitioned, f.getSymName(), f.getLoc());
       if (!plan) {
+        // A partition that does not match its annotations is wrong (exit
+        // 1); anything else the import refuses is an input error.
+        if (translationFoundWrongProgram())
+          toolVerdict() = Verdict::Wrong;
         ok = false;
         continue;
       }

@@ -1,5 +1,7 @@
 //===- Verify.cpp - --tv-verify -------------------------------------------===//
+#include "TrainVerify/Dialect/InputLimits.h"
 #include "TrainVerify/Transforms/Passes.h"
+#include "TrainVerify/Transforms/RunStatus.h"
 #include "TrainVerify/Transforms/Utils.h"
 #include "TrainVerify/Verify/StageVerifier.h"
 
@@ -8,12 +10,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
-#include <atomic>
-#include <mutex>
 
 namespace mlir::tv {
 #define GEN_PASS_DEF_TVVERIFY
@@ -26,8 +25,10 @@ using namespace mlir::tv;
 namespace {
 struct VerifyPass : public tv::impl::TVVerifyBase<VerifyPass> {
   using TVVerifyBase::TVVerifyBase;
+  LogicalResult initialize(MLIRContext *context) override;
   void runOnOperation() override;
-  void writeStats(StringRef result, size_t stages, size_t proven,
+  /// Writes the stats file (if asked for); false if it cannot be written.
+  bool writeStats(StringRef result, size_t stages, size_t proven,
                   size_t failed, size_t unknown, size_t byNorm,
                   size_t bySolver, size_t memoHits, double verifySecs);
   void extract(StageOp stage, const StageResult &result);
@@ -102,19 +103,37 @@ static std::pair<size_t, size_t> foldedStages(ModuleOp module) {
   return {stages, coordinates};
 }
 
-void VerifyPass::writeStats(StringRef result, size_t stages, size_t proven,
+/// The stats file is opened before any pass of the pipeline runs: an
+/// unwritable path is an input error before a long run, and an interrupted
+/// run leaves its record there (RunStatus.h).
+LogicalResult VerifyPass::initialize(MLIRContext *context) {
+  if (statsFile.empty())
+    return success();
+  if (std::optional<std::string> why = openRunStats(statsFile))
+    return emitError(FileLineColLoc::get(context, statsFile, 0, 0))
+           << "cannot write the stats-file: " << *why;
+  return success();
+}
+
+bool VerifyPass::writeStats(StringRef result, size_t stages, size_t proven,
                             size_t failed, size_t unknown, size_t byNorm,
                             size_t bySolver, size_t memoHits,
                             double verifySecs) {
   if (statsFile.empty())
-    return;
+    return true;
   ModuleOp module = getOperation();
   std::pair<size_t, size_t> folded = foldedStages(module);
   double total = std::chrono::duration<double>(
                      std::chrono::steady_clock::now() - toolStartTime())
                      .count();
+  // The verdict line's word for the exit status this result gives.
+  StringRef verdict = result == "proven"           ? "proven"
+                      : result == "counterexample" ? "wrong"
+                      : result == "unknown"        ? "unknown"
+                                                   : "input-error";
   llvm::json::Object o{
       {"result", result.str()},
+      {"verdict", verdict},
       {"stages", (int64_t)stages},
       {"stages_proven", (int64_t)proven},
       {"stages_failed", (int64_t)failed},
@@ -134,14 +153,14 @@ void VerifyPass::writeStats(StringRef result, size_t stages, size_t proven,
       {"failing_stages", std::move(failing)},
       {"slowest_stages", std::move(slowest)},
   };
-  std::error_code ec;
-  llvm::raw_fd_ostream os(statsFile, ec);
-  if (ec) {
-    module.emitError() << "cannot write stats file '" << statsFile
-                       << "': " << ec.message();
-    return;
+  std::string text =
+      llvm::formatv("{0:2}\n", llvm::json::Value(std::move(o))).str();
+  if (std::optional<std::string> why = writeRunStats(text)) {
+    module.emitError() << "cannot write stats-file '" << statsFile
+                       << "': " << *why;
+    return false;
   }
-  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(o))) << "\n";
+  return true;
 }
 
 /// A stage takes its assumed tensors as free values, so its counterexample
@@ -248,7 +267,7 @@ void VerifyPass::runOnOperation() {
   if (stages.empty()) {
     module.emitError() << "no tv.stage to verify; run --tv-stage-partition "
                           "first (or --tv-verify-pipeline)";
-    writeStats("error", 0, 0, 0, 0, 0, 0, 0, 0);
+    (void)writeStats("error", 0, 0, 0, 0, 0, 0, 0, 0);
     return signalPassFailure();
   }
   size_t allStages = stages.size();
@@ -304,13 +323,14 @@ void VerifyPass::runOnOperation() {
 
   StageOptions opts;
   opts.timeoutMs = stageTimeoutMs;
-  opts.maxTermBytes = size_t(stageMemoryMb) << 20;
+  // The stage's budget, within the run's memory budget (--max-memory-mb)
+  // shared by the stages that run at once.
+  opts.maxTermBytes = std::min<uint64_t>(
+      uint64_t(stageMemoryMb) << 20,
+      memoryBudgetBytes() / std::max(1u, (unsigned)threads));
   opts.wantSmtLib = !smtlibDir.empty();
   std::vector<std::optional<StageResult>> results(stages.size());
-  bool progress = llvm::sys::Process::StandardErrIsDisplayed() &&
-                  unique.size() >= 16;
-  std::atomic<size_t> done{0};
-  std::mutex progressMutex;
+  beginPhase("verify", unique.size());
   // Schedules come from the analysis manager (kept from shape reduction);
   // asked for here, on one thread, before the workers read them.
   std::vector<const StageSchedule *> schedules(stages.size());
@@ -323,12 +343,7 @@ void VerifyPass::runOnOperation() {
     seconds[i] = std::chrono::duration<double>(
                      std::chrono::steady_clock::now() - start)
                      .count();
-    size_t n = ++done;
-    if (progress) {
-      std::lock_guard<std::mutex> lock(progressMutex);
-      llvm::errs() << "\rtv-verify: " << n << "/" << unique.size()
-                   << " stages";
-    }
+    advancePhase();
   };
   unsigned nThreads = threads ? threads : llvm::hardware_concurrency().compute_thread_count();
   if (nThreads <= 1 || unique.size() <= 1) {
@@ -340,8 +355,7 @@ void VerifyPass::runOnOperation() {
       pool.async([&, i] { work(i); });
     pool.wait();
   }
-  if (progress)
-    llvm::errs() << "\r\033[K";
+  endPhase();
   {
     // For the stats: where the verification time went.
     std::vector<size_t> bySeconds(unique);
@@ -383,7 +397,7 @@ void VerifyPass::runOnOperation() {
       std::error_code ec;
       llvm::raw_fd_ostream os(path, ec);
       if (!ec)
-        os << "; tv stage @" << stages[i].getSymName() << "\n" << r.smtlib;
+        os << r.smtlib;
     }
     switch (r.outcome) {
     case StageResult::Proven:
@@ -441,8 +455,9 @@ void VerifyPass::runOnOperation() {
     StringRef result = errors   ? "error"
                        : failed ? "counterexample"
                                 : "unknown";
-    writeStats(result, n, proven, failed, unknown, byNorm, bySolver, memoHits,
-               secs);
+    if (!writeStats(result, n, proven, failed, unknown, byNorm, bySolver,
+                    memoHits, secs))
+      return signalPassFailure();
     if (!errors)
       toolVerdict() = failed ? Verdict::Wrong : Verdict::Unknown;
     return signalPassFailure();
@@ -473,7 +488,11 @@ void VerifyPass::runOnOperation() {
   else if (module->hasAttr("tv.spec_backward"))
     llvm::errs() << "tv-verify: the spec's own backward is trusted, not "
                     "checked (--tv-derive-spec-backward checks it)\n";
-  writeStats("proven", n, proven, 0, 0, byNorm, bySolver, memoHits, secs);
+  if (!writeStats("proven", n, proven, 0, 0, byNorm, bySolver, memoHits, secs))
+    return signalPassFailure();
+  // The verdict line says proven for the whole plan only.
+  if (onlyStage.empty() && toolVerdict() == Verdict::None)
+    toolVerdict() = Verdict::Proven;
   if (dropStages) {
     // Printing thousands of proven stages would cost more than proving
     // them; the pipeline's result is the verdict.

@@ -21,6 +21,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+#include <algorithm>
+#include <map>
 #include <set>
 
 using namespace mlir;
@@ -150,161 +152,28 @@ namespace {
 // Parsing the configuration
 //===----------------------------------------------------------------------===//
 
-/// Every key of the config is modeled, allowed because it cannot change
-/// the training step's math, or accepted only at the value tv's model has;
-/// anything else is refused by name (docs/decisions.md 50): tv must never
-/// prove a model other than the one it was given.
-static LogicalResult auditKeys(const json::Object &o, ModelCfg &c,
-                               bool meta, std::string &err) {
-  static const std::set<std::string> modeledHF = {
-      "model_type", "hidden_size", "num_hidden_layers", "num_attention_heads",
-      "num_key_value_heads", "intermediate_size", "vocab_size",
-      "rms_norm_eps", "rope_theta", "tie_word_embeddings"};
-  static const std::set<std::string> modeledMeta = {
-      "dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "multiple_of",
-      "ffn_dim_multiplier", "norm_eps", "rope_theta"};
-  static const std::set<std::string> modeledDeepSeek = {
-      "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
-      "v_head_dim", "n_routed_experts", "num_experts_per_tok",
-      "n_shared_experts", "moe_intermediate_size", "first_k_dense_replace"};
-  // Metadata, tokenizer ids, inference settings, initialization and
-  // deployment: none changes one training step on given weights and data.
-  static const std::set<std::string> inert = {
-      "architectures", "_name_or_path", "torch_dtype", "transformers_version",
-      "use_cache", "bos_token_id", "eos_token_id", "pad_token_id",
-      "initializer_range", "max_position_embeddings", "auto_map",
-      "ep_size", "tokenizer_class", "return_dict", "output_attentions",
-      "output_hidden_states", "max_seq_len"};
-  auto str = [](const json::Value &v) {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    if (v.kind() == json::Value::Number && !v.getAsInteger())
-      os << llvm::format("%g", *v.getAsNumber());
-    else
-      os << v;
-    return s;
-  };
-  for (const auto &kv : o) {
-    std::string key = kv.first.str();
-    const json::Value &v = kv.second;
-    if (meta ? modeledMeta.count(key) : modeledHF.count(key))
-      continue;
-    if (!meta && c.deepseek && modeledDeepSeek.count(key))
-      continue;
-    if (inert.count(key))
-      continue;
-    // Keys tv's model has at one value only.
-    auto isFalse = [&] { return v.getAsBoolean() == std::optional<bool>(false); };
-    auto isZero = [&] {
-      std::optional<double> d = v.getAsNumber();
-      return d && *d == 0.0;
-    };
-    auto isOne = [&] {
-      std::optional<double> d = v.getAsNumber();
-      return d && *d == 1.0;
-    };
-    bool ok = false;
-    std::string want;
-    if (key == "attention_bias" ||
-        key == "mlp_bias" || key == "use_sliding_window") {
-      ok = isFalse(), want = "false";
-    } else if (key == "hidden_act" || key == "hidden_activation") {
-      ok = v.getAsString() == std::optional<StringRef>("silu"), want = "\"silu\"";
-    } else if (key == "head_dim" && c.qkNorm) {
-      // Qwen3: the head dimension is its own size (hidden / heads or not).
-      std::optional<int64_t> i = v.getAsInteger();
-      ok = i && *i >= 2 && *i % 2 == 0 && *i <= (int64_t(1) << 16);
-      want = "an even head dimension";
-      if (ok)
-        c.headDim = *i;
-    } else if (key == "head_dim" && !c.deepseek) {
-      std::optional<int64_t> i = v.getAsInteger();
-      ok = i && c.nh > 0 && *i * c.nh == c.H;
-      want = c.nh > 0 ? std::to_string(c.H / std::max<int64_t>(c.nh, 1))
-                      : "hidden_size / num_attention_heads";
-    } else if (key == "rope_scaling" && !v.getAsNull()) {
-      // Every rope type of Hugging Face's (Llama 3.1's "llama3", YaRN's
-      // attention factor included) changes only the values of the cos /
-      // sin tables, and the tables are inputs of the step that spec and
-      // plan share: the proof holds for every table, the scaled one
-      // included (docs/decisions.md 53). An unknown type is refused.
-      static const std::set<std::string> types = {
-          "default", "linear", "dynamic", "yarn", "longrope", "llama3"};
-      const json::Object *r = v.getAsObject();
-      std::optional<StringRef> t =
-          r ? (r->getString("rope_type") ? r->getString("rope_type")
-                                         : r->getString("type"))
-            : std::nullopt;
-      ok = t && types.count(t->str());
-      want = "null or a Hugging Face rope type (default, linear, dynamic, "
-             "yarn, longrope, llama3)";
-      if (ok)
-        c.ropeScaling = str(v);
-    } else if (c.mistral && key == "sliding_window") {
-      // Modeled: the causal mask keeps the window's most recent keys.
-      std::optional<int64_t> w = v.getAsInteger();
-      ok = v.getAsNull().has_value() || (w && *w >= 1);
-      want = "null or a positive window";
-      if (w && *w >= 1)
-        c.window = *w;
-    } else if ((c.qkvBias || c.qkNorm) &&
-               (key == "sliding_window" || key == "max_window_layers") &&
-               o.getBoolean("use_sliding_window") != std::optional<bool>(true)) {
-      // Qwen2 reads them only with use_sliding_window = true (its configs
-      // state a window they do not use); use_sliding_window itself must be
-      // false. Mistral applies any sliding_window: refused there.
-      ok = true;
-    } else if (key == "rope_scaling" || key == "sliding_window" ||
-               key == "quantization_config") {
-      ok = v.getAsNull().has_value(), want = "null";
-    } else if (key == "attention_dropout" || key == "hidden_dropout" ||
-               key == "dropout" || key == "aux_loss_alpha" ||
-               key == "router_aux_loss_coef" ||
-               key == "num_nextn_predict_layers") {
-      ok = isZero(), want = "0";
-    } else if (key == "pretraining_tp" || key == "moe_layer_freq") {
-      ok = isOne(), want = "1";
-    } else if (c.deepseek && key == "scoring_func") {
-      // tv.topk_gate: the softmax of the k best logits, renormalized.
-      ok = v.getAsString() == std::optional<StringRef>("softmax"),
-      want = "\"softmax\"";
-    } else if (c.deepseek && key == "topk_method") {
-      ok = v.getAsString() == std::optional<StringRef>("greedy"),
-      want = "\"greedy\"";
-    } else if (c.deepseek && (key == "n_group" || key == "topk_group" ||
-                              key == "routed_scaling_factor")) {
-      ok = isOne(), want = "1";
-    } else if (c.deepseek && key == "norm_topk_prob") {
-      ok = v.getAsBoolean() == std::optional<bool>(true), want = "true";
-    } else if (c.deepseek && key == "seq_aux") {
-      ok = true; // only with aux_loss_alpha, which must be 0
-    } else {
-      err = "key '" + key + "' is not modeled: tv would prove a model "
-            "without it (remove it if it does not apply to training)";
-      return failure();
-    }
-    if (!ok) {
-      err = "key '" + key + "' = " + str(v) + " is not modeled (tv's " +
-            (c.deepseek   ? "DeepSeek"
-             : c.qkvBias  ? "Qwen2"
-             : c.qkNorm   ? "Qwen3"
-             : c.mistral  ? "Mistral"
-                          : "Llama") +
-            " model has " + want + ")";
-      return failure();
-    }
-  }
-  return success();
-}
-
 static LogicalResult parseModelKeys(const json::Object &o, ModelCfg &c,
                                     std::string &err);
 
-LogicalResult parseModel(const json::Object &o, ModelCfg &c,
-                         std::string &err) {
-  if (failed(parseModelKeys(o, c, err)))
-    return failure();
-  return auditKeys(o, c, o.get("dim") != nullptr, err);
+/// Reads the model config into `c`; every error goes to `errs` as (the key
+/// it is about or "", message). An unsupported model_type stops the audit
+/// (the keys' meaning depends on it); any other error does not, so that
+/// one run names every key to change.
+static LogicalResult
+parseModel(const json::Object &o, ModelCfg &c,
+           std::vector<std::pair<std::string, std::string>> &errs) {
+  std::string err;
+  if (failed(parseModelKeys(o, c, err))) {
+    StringRef e(err);
+    std::string key;
+    if (e.consume_front("key '") || e.consume_front("missing key '"))
+      key = e.split('\'').first.str();
+    errs.push_back({err.rfind("missing", 0) == 0 ? "" : key, err});
+    if (key == "model_type")
+      return failure();
+  }
+  auditModelKeys(o, c, o.get("dim") != nullptr, errs);
+  return failure(!errs.empty());
 }
 
 static LogicalResult parseModelKeys(const json::Object &o, ModelCfg &c,
@@ -353,12 +222,25 @@ static LogicalResult parseModelKeys(const json::Object &o, ModelCfg &c,
       c.mistral = true;
     } else if (s && *s == "qwen3") {
       c.qkNorm = true;
+    } else if (s && *s == "mixtral") {
+      c.mixtral = true;
+    } else if (s && *s == "phi3") {
+      // Phi-3 (mini, medium): Mistral's architecture, its projections
+      // fused in the checkpoint (qkv_proj, gate_up_proj: the same math).
+      c.mistral = c.phi3 = true;
     } else if (!s || *s != "llama") {
-      // Worded as a key error, so that it is reported at the key.
+      // Worded as a key error, so that it is reported at the key. The
+      // families people ask for say what tv lacks for them.
+      std::string why;
+      if (s && s->starts_with("gemma"))
+        why = "Gemma's GeGLU, logit soft-capping, alternating "
+              "sliding-window and global layers, query_pre_attn_scalar, "
+              "(1 + w) norms and extra norms are not modeled; ";
       err = "key 'model_type' = " +
             (s ? "\"" + s->str() + "\"" : std::string("a non-string")) +
-            " is not supported (supported: \"llama\", \"mistral\", "
-            "\"qwen2\", \"qwen3\", \"deepseek_v3\", \"deepseek_v2\")";
+            " is not supported (" + why + "supported: \"llama\", "
+            "\"mistral\", \"mixtral\", \"phi3\", \"qwen2\", \"qwen3\", "
+            "\"deepseek_v3\", \"deepseek_v2\")";
       return failure();
     }
   }
@@ -402,6 +284,14 @@ static LogicalResult parseModelKeys(const json::Object &o, ModelCfg &c,
   c.nkv = c.nh;
   if (!getInt("num_key_value_heads", c.nkv, false))
     return failure();
+  if (c.mixtral) {
+    // Mixtral: every layer's feed-forward is num_local_experts SwiGLU
+    // experts of intermediate_size, no shared expert; the router is
+    // softmax, top-k, renormalized (tv.topk_gate).
+    c.moeI = c.I;
+    return success(getInt("num_local_experts", c.nExperts, true) &&
+                   getInt("num_experts_per_tok", c.topK, true));
+  }
   if (!c.deepseek)
     return success();
   // MLA and MoE. q_lora_rank may be null (no query compression).
@@ -517,18 +407,43 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
   const json::Object *root = &in->root();
   ModelCfg mc;
   std::string err;
-  if (failed(parseModel(*root, mc, err))) {
-    // A message about one key is reported at that key.
-    StringRef e(err);
-    if (e.consume_front("key '")) {
-      std::string quoted = "\"" + e.split('\'').first.str() + "\"";
-      StringRef buf =
-          sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
-      size_t at = buf.find(quoted);
-      if (at != StringRef::npos)
-        loc = jsonLocationAt(ctx, in->file, buf, at);
+  std::vector<std::pair<std::string, std::string>> errs;
+  if (failed(parseModel(*root, mc, errs))) {
+    // One error per key, each at its key, in the file's order (errors
+    // about no key in particular first).
+    StringRef buf =
+        sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
+    std::map<std::string, size_t> at;
+    jsonscan::Span rootSpan;
+    unsigned depth;
+    std::string scanErr;
+    if (jsonscan::value(buf, 0, rootSpan, depth, scanErr))
+      jsonscan::members(
+          buf, rootSpan,
+          [&](StringRef k, jsonscan::Span v) {
+            // The key's opening quote: the value's start less the key,
+            // its quotes and the colon (whitespace aside, searched back).
+            size_t q =
+                buf.take_front(v.begin).rfind("\"" + k.str() + "\"");
+            at.emplace(k.str(), q == StringRef::npos ? v.begin : q);
+            return true;
+          },
+          scanErr);
+    std::stable_sort(errs.begin(), errs.end(), [&](auto &a, auto &b) {
+      auto pos = [&](const std::string &k) -> size_t {
+        auto it = at.find(k);
+        return k.empty() || it == at.end() ? 0 : it->second + 1;
+      };
+      return pos(a.first) < pos(b.first);
+    });
+    for (auto &[key, msg] : errs) {
+      auto it = at.find(key);
+      emitError(key.empty() || it == at.end()
+                    ? loc
+                    : jsonLocationAt(ctx, in->file, buf, it->second))
+          << "model config: " << msg;
     }
-    return fail(err);
+    return {};
   }
   ParCfg pc;
   if (failed(parseParallel(clParallel, pc, err)))
@@ -593,25 +508,28 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
     check(mc.nkv % pc.tp == 0, "tp=" + Twine(pc.tp) +
                                    " does not divide num_key_value_heads " +
                                    Twine(mc.nkv));
-    check(pc.ep == 1, "ep=" + Twine(pc.ep) +
-                          " needs a mixture-of-experts model (this one is "
-                          "dense)");
+    check(mc.moe() || pc.ep == 1,
+          "ep=" + Twine(pc.ep) +
+              " needs a mixture-of-experts model (this one is dense)");
   } else {
     check(mc.dRope % 2 == 0, "qk_rope_head_dim " + Twine(mc.dRope) +
                                  " is odd (rotary embeddings rotate pairs)");
-    check(mc.topK <= mc.nExperts,
-          "num_experts_per_tok " + Twine(mc.topK) + " exceeds n_routed_experts " +
-              Twine(mc.nExperts));
-    check(mc.nExperts % pc.ep == 0, "ep=" + Twine(pc.ep) +
-                                        " does not divide n_routed_experts " +
-                                        Twine(mc.nExperts));
+  }
+  if (mc.moe()) {
+    StringRef experts = mc.mixtral ? "num_local_experts" : "n_routed_experts";
+    check(mc.topK <= mc.nExperts, "num_experts_per_tok " + Twine(mc.topK) +
+                                      " exceeds " + experts + " " +
+                                      Twine(mc.nExperts));
+    check(mc.nExperts % pc.ep == 0, "ep=" + Twine(pc.ep) + " does not divide " +
+                                        experts + " " + Twine(mc.nExperts));
     check(pc.dp % pc.ep == 0, "ep=" + Twine(pc.ep) +
                                   " does not divide dp=" + Twine(pc.dp) +
                                   " (expert-parallel ranks are carved from "
                                   "the data-parallel ranks)");
-    check(mc.moeI % pc.tp == 0, "tp=" + Twine(pc.tp) +
-                                    " does not divide moe_intermediate_size " +
-                                    Twine(mc.moeI));
+    check(mc.moeI % pc.tp == 0,
+          "tp=" + Twine(pc.tp) + " does not divide " +
+              (mc.mixtral ? "intermediate_size " : "moe_intermediate_size ") +
+              Twine(mc.moeI));
     // A shallow model keeps at least one MoE layer.
     mc.firstDense = std::min(mc.firstDense, std::max<int64_t>(0, layers - 1));
   }
@@ -684,7 +602,8 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
               (pc.sp ? " x tp=" + Twine(pc.tp) : Twine("")) +
               " does not divide the sequence length " + Twine(seq));
     check(!pc.cpRing || !mc.window,
-          "--cp-comm p2p with a sliding window (Mistral) is not generated");
+          "--cp-comm p2p with a sliding window (Mistral, Mixtral, Phi-3) is "
+          "not generated");
     check(!pc.perRankLoss,
           "context parallelism with --loss-scaling per-rank is not generated");
     check(seq % (pc.cp * (pc.sp ? pc.tp : 1)) == 0,

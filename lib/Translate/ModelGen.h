@@ -59,6 +59,10 @@
 #include <utility>
 #include <vector>
 
+namespace llvm::json {
+class Object;
+} // namespace llvm::json
+
 namespace mlir::tv::modelgen {
 
 using Shape = std::vector<int64_t>;
@@ -628,11 +632,19 @@ struct ModelCfg {
   /// `sliding_window` (0: none) limits every query to that many keys.
   bool mistral = false;
   int64_t window = 0;
+  /// Phi-3 (model_type "phi3"): Mistral's model under another name.
+  bool phi3 = false;
   /// Qwen3 (model_type "qwen3"): RMSNorm of every query and key head over
   /// the head dimension (`q_norm`, `k_norm`) before RoPE, and `head_dim`
   /// (0: hidden / heads), which may differ from hidden / heads.
   bool qkNorm = false;
   int64_t headDim = 0;
+  /// Mixtral (model_type "mixtral"): Mistral's attention and, in every
+  /// layer, a mixture of `nExperts` SwiGLU experts of `moeI` =
+  /// intermediate_size, `topK` of them per token (softmax, top-k,
+  /// renormalized), no shared expert.
+  bool mixtral = false;
+  bool moe() const { return deepseek || mixtral; }
   /// The config's `rope_scaling` (JSON), empty if none: it changes the
   /// values of the RoPE tables, which are inputs of the step.
   std::string ropeScaling;
@@ -641,6 +653,11 @@ struct ModelCfg {
   /// all-reduced with the first stage's (Megatron's embedding group).
   bool tied = false;
 };
+
+/// Audits every key of a model config (ModelConfigKeys.cpp): each refused
+/// key is appended to `errs` as (key, message); `meta`: Meta's params.json.
+void auditModelKeys(const llvm::json::Object &o, ModelCfg &c, bool meta,
+                    std::vector<std::pair<std::string, std::string>> &errs);
 
 struct ParCfg {
   int64_t dp = 1, tp = 1, pp = 1, mb = 1, ep = 1;
@@ -734,7 +751,7 @@ private:
   Val weight(Prog &P, const std::string &name, Shape s, int64_t tpDim,
              int64_t epDim = -1);
   Vals layerWeights(Prog &P, int64_t k, const Dims &d);
-  bool isMoE(int64_t k) const { return m.deepseek && k >= m.firstDense; }
+  bool isMoE(int64_t k) const { return m.moe() && k >= m.firstDense; }
   Vals layerForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
                     const Val &x);
   Val layerBackward(Prog &P, const Dims &d, const Vals &w, int64_t k,

@@ -109,7 +109,11 @@ private:
       const std::map<std::pair<std::string, int64_t>, std::set<std::string>>
           &claims);
   LogicalResult emitLineages(LineageWalk walk);
-  Value unbroadcast(Location loc, Value g, ArrayRef<int64_t> target);
+  /// The gradient `g` summed over the dimensions along which an operand of
+  /// shape `target` was broadcast; refused (at `path`) unless `target`
+  /// broadcasts to g's shape.
+  FailureOr<Value> unbroadcast(Location loc, Value g, ArrayRef<int64_t> target,
+                               const std::string &path);
 
   std::optional<json::Value> parseSpan(jsonscan::Span span,
                                        const std::string &path);

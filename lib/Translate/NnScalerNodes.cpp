@@ -388,7 +388,13 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
       Value gI = *dy;
       if (i == 1 && alpha != 1.0)
         gI = ScaleOp::create(b, loc, gI, b.getF64FloatAttr(alpha));
-      gI = unbroadcast(loc, gI, outTy(i).getShape());
+      FailureOr<Value> reduced = unbroadcast(
+          loc, gI, outTy(i).getShape(),
+          path + ".out[" + std::to_string(i) + "] (node " +
+              nodeLabel(n, p.rank) + ")");
+      if (failed(reduced))
+        return failure();
+      gI = *reduced;
       if (gI == *dy)
         gI = CopyOp::create(b, loc, gI);
       define(p, outs[i], gI);
@@ -409,7 +415,13 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
         Value other = opnd[1 - i];
         auto gt = cast<RankedTensorType>((*dy).getType());
         Value prod = MulOp::create(b, loc, gt, *dy, other);
-        define(p, outs[i], unbroadcast(loc, prod, outTy(i).getShape()));
+        FailureOr<Value> reduced = unbroadcast(
+            loc, prod, outTy(i).getShape(),
+            path + ".out[" + std::to_string(i) + "] (node " +
+                nodeLabel(n, p.rank) + ")");
+        if (failed(reduced))
+          return failure();
+        define(p, outs[i], *reduced);
       }
     }
   } else if (op == "FW_rsqrt") {

@@ -77,9 +77,30 @@ void Importer::define(Prog &p, const TRef &t, Value v, int part) {
     TagOp::create(b, v.getLoc(), n, v);
 }
 
-Value Importer::unbroadcast(Location loc, Value g, ArrayRef<int64_t> target) {
+FailureOr<Value> Importer::unbroadcast(Location loc, Value g,
+                                       ArrayRef<int64_t> target,
+                                       const std::string &path) {
   auto gt = cast<RankedTensorType>(g.getType());
   ArrayRef<int64_t> gs = gt.getShape();
+  // The operand's shape must broadcast to the gradient's: no more
+  // dimensions, each equal or 1 (else the reduction is not defined).
+  auto shapeText = [](ArrayRef<int64_t> s) {
+    std::string t = "[";
+    for (auto [i, d] : llvm::enumerate(s))
+      t += (i ? ", " : "") + std::to_string(d);
+    return t + "]";
+  };
+  bool broadcasts = target.size() <= gs.size();
+  for (size_t i = 0; broadcasts && i < target.size(); ++i) {
+    int64_t d = target[i], e = gs[gs.size() - target.size() + i];
+    broadcasts = d == e || d == 1;
+  }
+  if (!broadcasts)
+    return emitError(loc) << "nnscaler import: at " << path
+                          << ": the gradient's shape " << shapeText(gs)
+                          << " does not reduce to the operand's shape "
+                          << shapeText(target)
+                          << " (it does not broadcast to the gradient's)";
   size_t off = gs.size() - target.size();
   SmallVector<int64_t> keepDims, leadDims;
   for (size_t i = 0; i < target.size(); ++i)

@@ -1,5 +1,6 @@
 //===- ShardEmitter.cpp - one function body to a tv program ---------------===//
 #include "ShardImport.h"
+#include "TrainVerify/Translate/Translations.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -18,6 +19,10 @@ using namespace mlir::tv::shardimport;
 
 LogicalResult Emitter::function(func::FuncOp f) {
   for (auto [i, arg] : llvm::enumerate(f.getArguments())) {
+    // An argument that is not a tensor and that nothing reads (checked by
+    // the importer) carries no data.
+    if (!isa<RankedTensorType>(arg.getType()) && arg.use_empty())
+      continue;
     if (failed(checkTensor(f, arg.getType())))
       return failure();
     std::string n = fresh();
@@ -53,11 +58,30 @@ FailureOr<std::string> Emitter::use(Operation *op, Value v) {
   auto it = name.find(v);
   if (it != name.end())
     return it->second;
-  if (zeros.contains(v))
-    return op->emitError() << "shard-partition import: a zero-filled "
-                              "tensor is read other than as a matmul's "
-                              "initial value (not modeled)",
-           FailureOr<std::string>();
+  if (auto f = fills.find(v); f != fills.end()) {
+    // A constant tensor (a fill, a splat constant) read as data: positions
+    // times 0, plus the constant.
+    if (failed(checkTensor(op, v.getType())))
+      return failure();
+    if (!std::isfinite(f->second))
+      return op->emitError() << "shard-partition import: a tensor of "
+                             << f->second
+                             << " read other than as a reduction's initial "
+                                "value is not modeled",
+             FailureOr<std::string>();
+    std::string t = typeStr(v.getType()), pos = fresh(), zero = fresh();
+    line(pos + " = tv.iota dim 0 offset 0 : " + t, v.getLoc());
+    line(zero + " = tv.scale " + pos + ", 0.0 : " + t, v.getLoc());
+    std::string n = zero;
+    if (f->second != 0.0) {
+      n = fresh();
+      std::string c;
+      llvm::raw_string_ostream(c) << llvm::format("%.17e", f->second);
+      line(n + " = tv.add_scalar " + zero + ", " + c + " : " + t, v.getLoc());
+    }
+    name[v] = n;
+    return n;
+  }
   if (auto u = undefs.find(v); u != undefs.end()) {
     // An op's undefined result, read: values of its own, named by no
     // lineage, so no result that depends on them is proven.
@@ -195,6 +219,43 @@ LogicalResult Emitter::matmul(linalg::MatmulOp m) {
   return success();
 }
 
+LogicalResult Emitter::tosaMatmul(tosa::MatMulOp m) {
+  Value a = m.getA(), b = m.getB(), res = m.getResult();
+  for (Value v : {a, b, res})
+    if (failed(checkTensor(m, v.getType())))
+      return failure();
+  // TOSA requires the zero points of a float matmul to be 0 (an error
+  // otherwise), so they are not read; integer matmuls with zero points go
+  // through upstream's tosa-to-linalg-named, which checks them.
+  if (!isFloatTensor(res))
+    return unsupported(m);
+  auto ta = cast<RankedTensorType>(a.getType()),
+       tb = cast<RankedTensorType>(b.getType()),
+       tr = cast<RankedTensorType>(res.getType());
+  // [B, M, K] x [B, K, N] -> [B, M, N]. The partitioner clones the op onto
+  // local operands; a result type it leaves global is a wrong partition.
+  if (ta.getRank() != 3 || tb.getRank() != 3 || tr.getRank() != 3 ||
+      ta.getDimSize(0) != tb.getDimSize(0) ||
+      ta.getDimSize(2) != tb.getDimSize(1) ||
+      tr.getShape() != ArrayRef<int64_t>{ta.getDimSize(0), ta.getDimSize(1),
+                                         tb.getDimSize(2)}) {
+    translationFoundWrongProgram() = true;
+    return m.emitError() << "wrong partition: 'tosa.matmul' of " << ta
+                         << " and " << tb << " cannot have the type " << tr
+                         << " (a matmul's result is [B, M, N] for operands "
+                            "[B, M, K] and [B, K, N])";
+  }
+  FailureOr<std::string> an = use(m, a), bn = use(m, b);
+  if (failed(an) || failed(bn))
+    return failure();
+  std::string r = fresh();
+  line(r + " = tv.matmul " + *an + ", " + *bn + " : " + typeStr(ta) + ", " +
+           typeStr(tb) + " -> " + typeStr(tr),
+       m.getLoc());
+  name[res] = r;
+  return success();
+}
+
 FailureOr<std::string> Emitter::groupAxes(Operation *op,
                                           ArrayRef<int16_t> axes) {
   std::string s = "[";
@@ -247,8 +308,25 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
         index[c] = i.getInt();
         if (!c.getType().isIndex())
           scalar[c] = (double)i.getInt(); // a ring constant
+      } else if (auto d = dyn_cast<DenseElementsAttr>(c.getValue());
+                 d && d.isSplat() && isa<RankedTensorType>(c.getType())) {
+        // A splat tensor constant: a fill of its value.
+        Type elt = d.getElementType();
+        double v = 0;
+        if (isa<FloatType>(elt))
+          v = d.getSplatValue<APFloat>().convertToDouble();
+        else if (elt.isSignlessInteger())
+          v = (double)d.getSplatValue<APInt>().getSExtValue();
+        else
+          return unsupported(op);
+        if (failed(checkTensor(op, c.getType())))
+          return failure();
+        fills[c] = v;
+        if (v == 0.0)
+          zeros.insert(c);
       } else
-        r = unsupported(op);
+        r = op->emitError() << "shard-partition import: a constant that is "
+                               "not a scalar or a splat tensor is not modeled";
     } else if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(op) &&
                op->getResult(0).getType().isIndex()) {
       // Index arithmetic on process constants (a block's offset).
@@ -266,10 +344,11 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
     } else if (auto s = dyn_cast<shard::ShardOp>(op)) {
       // An annotation: the identity on values.
       Value src = s.getSrc();
-      if (fills.count(src))
-        fills[s.getResult()] = fills[src];
-      if (zeros.contains(src)) {
+      if (zeros.contains(src))
         zeros.insert(s.getResult());
+      if (fills.count(src) && !name.count(src)) {
+        // A constant stays one (materialized only where read as data).
+        fills[s.getResult()] = fills[src];
         continue;
       }
       if (auto e = empties.find(src); e != empties.end()) {
@@ -305,6 +384,18 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
       r = unaryOrBinary(op, "tanh", {t.getInput()}, t.getResult());
     } else if (auto a = dyn_cast<tosa::AbsOp>(op)) {
       r = unaryOrBinary(op, "abs", {a.getInput1()}, a.getResult());
+    } else if (auto mm = dyn_cast<tosa::MatMulOp>(op)) {
+      r = tosaMatmul(mm);
+    } else if (auto cast = dyn_cast<tensor::CastOp>(op)) {
+      // A cast between static types is the identity (a cast that changes
+      // the shape does not verify); to or from a dynamic type is refused.
+      if (cast.getSource().getType() != cast.getType())
+        return op->emitError() << "shard-partition import: a tensor.cast "
+                                  "that changes the type is not modeled";
+      FailureOr<std::string> n = use(op, cast.getSource());
+      if (failed(n))
+        return failure();
+      name[cast.getResult()] = *n;
     } else if (auto e = dyn_cast<tosa::ExpOp>(op)) {
       r = unaryOrBinary(op, "exp", {e.getInput1()}, e.getResult());
     } else if (auto q = dyn_cast<shard::ProcessMultiIndexOp>(op)) {

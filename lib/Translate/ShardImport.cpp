@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ShardImport.h"
+#include "TrainVerify/Dialect/InputLimits.h"
 #include "TrainVerify/Dialect/TVOps.h"
 #include "TrainVerify/Translate/Translations.h"
 #include "TrainVerify/Upstream/Registration.h"
@@ -19,6 +20,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -71,7 +73,14 @@ LogicalResult mlir::tv::refuseShardImportOptions(Location loc,
   return success();
 }
 
+bool &mlir::tv::translationFoundWrongProgram() {
+  static bool wrong = false;
+  return wrong;
+}
+
 namespace {
+
+void markWrongPartition() { translationFoundWrongProgram() = true; }
 
 /// The block of `process` along one dimension with split axes `axes`:
 /// (index, count), the first listed axis major.
@@ -117,10 +126,34 @@ lineagesOf(Operation *where, StringRef tensor, ArrayRef<int64_t> shape,
       int64_t lo = 0, hi = size;
       if (d < split.size() && !split[d].empty()) {
         auto [idx, count] = blockOf(grid, split[d], p);
-        if (size % count)
+        if (size % count) {
+          // Without sharded_dims_offsets the dialect splits evenly only
+          // (shard::shardDimension asserts it). A partitioned program whose
+          // blocks do not cover the dimension loses data: a wrong
+          // partition, not an unmodeled one.
+          if (localType && localType.getRank() == (int64_t)shape.size() &&
+              !localType.isDynamicDim(d) &&
+              localType.getDimSize(d) * count < size) {
+            int64_t held = localType.getDimSize(d) * count;
+            markWrongPartition();
+            InFlightDiagnostic diag =
+                emitError(local.getLoc())
+                << "wrong partition: '" << tensor << "' is " << localType
+                << " on each of the " << count
+                << " processes that split its dimension " << d << " of size "
+                << size << ", which hold " << held
+                << " of its rows: counterexample: elements " << held << ":"
+                << size << " of dimension " << d
+                << " are held by no process";
+            diag.attachNote(where->getLoc()) << "the annotation";
+            return failure();
+          }
           return where->emitError()
                  << "shard-partition import: dimension " << d << " of size "
-                 << size << " does not split into " << count << " equal blocks";
+                 << size << " does not split into " << count
+                 << " equal blocks (uneven shards without "
+                    "sharded_dims_offsets are not modeled)";
+        }
         lo = idx * (size / count);
         hi = lo + size / count;
       }
@@ -130,15 +163,19 @@ lineagesOf(Operation *where, StringRef tensor, ArrayRef<int64_t> shape,
     // The partitioned program's local type must be the block the sharding
     // gives the process: checked here, before any proof, and reported at
     // the annotation.
-    if (localType && localType.getShape() != ArrayRef<int64_t>(blockShape)) {
+    // A partitioned value that is not the block its annotation gives is a
+    // wrong partition (exit 1), reported at the partitioned value.
+    if (localType && localType.hasStaticShape() &&
+        localType.getShape() != ArrayRef<int64_t>(blockShape)) {
+      markWrongPartition();
       InFlightDiagnostic diag =
-          where->emitError()
-          << "shard-partition import: '" << tensor << "' is " << localType
+          emitError(local.getLoc())
+          << "wrong partition: '" << tensor << "' is " << localType
           << " in the partitioned program, but its sharding gives process "
           << p << " the block " << box << "] of shape [";
       llvm::interleaveComma(blockShape, diag);
       diag << "]";
-      diag.attachNote(local.getLoc()) << "the partitioned value";
+      diag.attachNote(where->getLoc()) << "the annotation";
       return failure();
     }
     std::vector<int64_t> &procs = holders[box + "]"];
@@ -204,12 +241,20 @@ static OwningOpRef<ModuleOp> normalized(ModuleOp module, Location fileLoc) {
   tosa::populateTosaTypeConversion(converter);
   RewritePatternSet patterns(ctx);
   tosa::populateTosaToLinalgConversionPatterns(converter, &patterns);
+  // tosa.matmul and the other named ops: upstream's tosa-to-linalg-named.
+  tosa::populateTosaToLinalgNamedConversionPatterns(
+      converter, &patterns, TosaToLinalgNamedOptions());
   ConversionTarget target(*ctx);
   target.addLegalDialect<linalg::LinalgDialect, arith::ArithDialect,
                          math::MathDialect, tensor::TensorDialect,
                          shard::ShardDialect, scf::SCFDialect,
                          func::FuncDialect>();
   target.addLegalOp<tosa::AbsOp, tosa::SigmoidOp, tosa::TanhOp, tosa::ExpOp>();
+  // A float matmul is read directly (its zero points are 0 by TOSA's rules,
+  // and upstream lowers only constant ones).
+  target.addDynamicallyLegalOp<tosa::MatMulOp>([](tosa::MatMulOp m) {
+    return isa<FloatType>(getElementTypeOrSelf(m.getType()));
+  });
   FrozenRewritePatternSet frozen(std::move(patterns));
   for (auto f : copy->getOps<func::FuncOp>())
     if (failed(applyPartialConversion(f, target, frozen))) {
@@ -218,6 +263,21 @@ static OwningOpRef<ModuleOp> normalized(ModuleOp module, Location fileLoc) {
                          << f.getSymName();
       return {};
     }
+  // linalg's named ops other than matmul (batch_matmul, transpose,
+  // broadcast, map, elementwise, ...) as the generics upstream defines them
+  // to be (linalg's own generalization), which the import reads.
+  IRRewriter rewriter(ctx);
+  SmallVector<linalg::LinalgOp> named;
+  copy->walk([&](linalg::LinalgOp op) {
+    if (!isa<linalg::GenericOp, linalg::MatmulOp, linalg::FillOp,
+             linalg::ReduceOp>(
+            op.getOperation()))
+      named.push_back(op);
+  });
+  for (linalg::LinalgOp op : named) {
+    rewriter.setInsertionPoint(op);
+    (void)linalg::generalizeNamedOp(rewriter, op);
+  }
   return copy;
 }
 
@@ -245,17 +305,32 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
       return {};
     }
   }
-  if (grids.size() != 1 || inFns.size() != 1) {
-    InFlightDiagnostic d = emitError(fileLoc)
-                           << "shard-partition import: the input must hold "
-                              "one shard.grid and one func.func (it has "
-                           << grids.size() << " and " << inFns.size() << ")";
-    if (inFns.size() > 1)
-      d << "; name one with --shard-function";
+  if (inFns.size() != 1) {
+    emitError(fileLoc) << "shard-partition import: the input holds "
+                       << inFns.size()
+                       << " functions; name one with --shard-function";
     return {};
   }
-  shard::GridOp gridOp = grids.front();
   func::FuncOp spec = inFns.front();
+  // The grid is the one the function's shardings name: a module may hold
+  // several grids, one function one grid.
+  SmallVector<shard::GridOp> used;
+  spec.walk([&](shard::ShardingOp s) {
+    auto g = input->lookupSymbol<shard::GridOp>(s.getGridAttr());
+    if (g && !llvm::is_contained(used, g))
+      used.push_back(g);
+  });
+  if (used.empty())
+    used = grids;
+  if (used.size() != 1) {
+    emitError(spec.getLoc())
+        << "shard-partition import: @" << spec.getSymName()
+        << (used.empty() ? " names no shard.grid"
+                         : " shards over more than one shard.grid")
+        << " (one grid per function is modeled)";
+    return {};
+  }
+  shard::GridOp gridOp = used.front();
   auto plan = part->lookupSymbol<func::FuncOp>(spec.getSymName());
   if (!plan) {
     emitError(fileLoc) << "shard-partition import: the partitioned module has "
@@ -286,6 +361,32 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
                      << " and " << spec.getNumResults();
     return {};
   }
+  // Arguments and results are tensors of a static shape; an argument of
+  // another type that nothing reads (an unused index, say) carries no data
+  // and is skipped. Checked here, before any type is read as a tensor.
+  auto staticTensor = [](Type t) {
+    auto ty = dyn_cast<RankedTensorType>(t);
+    return ty && ty.hasStaticShape();
+  };
+  for (auto [i, arg] : llvm::enumerate(spec.getArguments()))
+    if (!staticTensor(arg.getType()) && !arg.use_empty()) {
+      spec.emitError() << "shard-partition import: argument " << i
+                       << " of type " << arg.getType()
+                       << " is not a statically shaped tensor (not modeled)";
+      return {};
+    }
+  auto ret = cast<func::ReturnOp>(spec.getBody().front().getTerminator());
+  auto planRet = cast<func::ReturnOp>(plan.getBody().front().getTerminator());
+  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+    if (!staticTensor(v.getType()) ||
+        !isa<RankedTensorType>(planRet.getOperand(i).getType())) {
+      Value bad = staticTensor(v.getType()) ? planRet.getOperand(i) : v;
+      (staticTensor(v.getType()) ? planRet : ret).emitError()
+          << "shard-partition import: result " << i << " of type "
+          << bad.getType()
+          << " is not a statically shaped tensor (not modeled)";
+      return {};
+    }
   // One tensor's lineages, reported at its annotation (else at `fallback`),
   // its local type checked against the partitioned value `local`.
   auto tensorLineages = [&](StringRef name, Value v, shard::ShardingOp sharding,
@@ -295,11 +396,10 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
                       grid, lineages, nullptr, local);
   };
   for (auto [i, arg] : llvm::enumerate(spec.getArguments()))
-    if (failed(tensorLineages("arg" + std::to_string(i), arg,
+    if (staticTensor(arg.getType()) &&
+        failed(tensorLineages("arg" + std::to_string(i), arg,
                               argSharding(arg), spec, plan.getArgument(i))))
       return {};
-  auto ret = cast<func::ReturnOp>(spec.getBody().front().getTerminator());
-  auto planRet = cast<func::ReturnOp>(plan.getBody().front().getTerminator());
   for (auto [i, v] : llvm::enumerate(ret.getOperands()))
     if (failed(tensorLineages("out" + std::to_string(i), v, resultSharding(v),
                               ret, planRet.getOperand(i))))
@@ -375,6 +475,11 @@ importShardPartition(llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
   // Diagnostics on the pair's ops point at their source lines; the op's
   // generic form after each (mlir-translate's default) would only repeat it.
   ctx->printOpOnDiagnostic(false);
+  // Both files are scanned for nesting before MLIR's recursive parser reads
+  // them.
+  if (failed(checkMlirNesting(sourceMgr, ctx)) ||
+      failed(checkMlirNestingOfFile(partitionedFile, ctx)))
+    return {};
   OwningOpRef<ModuleOp> input = parseSourceFile<ModuleOp>(sourceMgr, ctx);
   OwningOpRef<ModuleOp> part = parseSourceFile<ModuleOp>(partitionedFile, ctx);
   if (!input || !part)

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -106,13 +107,16 @@ private:
   /// loops; the result is then transposed into the output's order.
   LogicalResult structured(Operation *op, ArrayRef<Value> ins, Value init,
                            ArrayRef<AffineMap> inMaps, AffineMap outMap,
-                           ArrayRef<bool> reduction, Block &body, Value result);
+                           ArrayRef<bool> reduction, Block &body, Value result,
+                           unsigned output = 0);
 
   LogicalResult generic(linalg::GenericOp g);
 
   LogicalResult reduce(linalg::ReduceOp r);
 
   LogicalResult matmul(linalg::MatmulOp m);
+  /// A float tosa.matmul (batched), read directly.
+  LogicalResult tosaMatmul(tosa::MatMulOp m);
 
   /// Group axes of a collective as tv mesh axes (in grid order only: tv
   /// orders a group by rank, shard by the listed axes, first major).

@@ -19,7 +19,7 @@ using namespace mlir::tv::shardimport;
 LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
                                   Value init, ArrayRef<AffineMap> inMaps,
                                   AffineMap outMap, ArrayRef<bool> reduction,
-                                  Block &body, Value result) {
+                                  Block &body, Value result, unsigned output) {
   auto outTy = cast<RankedTensorType>(result.getType());
   if (failed(checkTensor(op, outTy)))
     return failure();
@@ -103,7 +103,7 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
   // The body over the space: block argument i < ins is input i, the last
   // one the accumulator.
   DenseMap<Value, std::string> vals;
-  Value acc = body.getArgument(body.getNumArguments() - 1);
+  Value acc = body.getArgument(ins.size() + output);
   for (auto [i, v] : llvm::enumerate(ins)) {
     if (body.getArgument(i).use_empty())
       continue;
@@ -118,7 +118,17 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
     return s;
   };
   Operation *yieldOp = body.getTerminator();
-  Value yielded = yieldOp->getOperand(0);
+  Value yielded = yieldOp->getOperand(output);
+  // The body's ops this output depends on: a multi-result op's other
+  // outputs (each with its own combiner) are translated on their own.
+  DenseSet<Operation *> needed;
+  SmallVector<Value> work = {yielded};
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != &body || !needed.insert(def).second)
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
   // A reduction's combiner, if any, is the yielded op.
   Operation *combiner =
       llvm::is_contained(reduction, true) ? yielded.getDefiningOp() : nullptr;
@@ -135,7 +145,7 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
     return std::nullopt;
   };
   for (Operation &b : body.without_terminator()) {
-    if (&b == combiner)
+    if (&b == combiner || !needed.contains(&b))
       continue;
     if (auto c = dyn_cast<arith::ConstantOp>(b)) {
       // A scalar constant of the body (tosa-to-linalg puts them there).
@@ -168,7 +178,10 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
       positions.insert(b.getResult(0));
       continue;
     }
-    if (llvm::is_contained(b.getOperands(), acc))
+    if (llvm::any_of(b.getOperands(), [&](Value v) {
+          auto a = dyn_cast<BlockArgument>(v);
+          return a && a.getOwner() == &body && a.getArgNumber() >= ins.size();
+        }))
       return b.emitError() << "shard-partition import: the accumulator "
                               "read other than by the reduction's combiner "
                               "is not modeled";
@@ -330,29 +343,34 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
 }
 
 LogicalResult Emitter::generic(linalg::GenericOp g) {
-  if (g.getNumDpsInits() != 1 || g.getNumResults() != 1)
+  if (g.getNumResults() != g.getNumDpsInits())
     return g.emitError() << "shard-partition import: a linalg.generic "
-                            "with other than one output is not modeled";
+                            "on buffers is not modeled";
   SmallVector<bool> reduction;
   for (utils::IteratorType t : g.getIteratorTypesArray())
     reduction.push_back(t == utils::IteratorType::reduction);
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
   SmallVector<Value> ins(g.getDpsInputs());
-  // The output is read only as a reduction's accumulator.
+  // An output is read only as a reduction's accumulator. Each output is
+  // its own computation over the space, with its own combiner (a sum and a
+  // max of one generic are reduced each by its kind).
   Block &body = g.getRegion().front();
-  if (!llvm::is_contained(reduction, true) &&
-      !body.getArguments().back().use_empty())
-    return g.emitError() << "shard-partition import: a parallel generic "
-                            "that reads its output is not modeled";
-  return structured(g, ins, g.getDpsInits()[0],
-                    ArrayRef<AffineMap>(maps).drop_back(), maps.back(),
-                    reduction, body, g.getResult(0));
+  unsigned numIns = ins.size();
+  for (unsigned k = 0; k < g.getNumResults(); ++k) {
+    if (!llvm::is_contained(reduction, true) &&
+        !body.getArgument(numIns + k).use_empty())
+      return g.emitError() << "shard-partition import: a parallel generic "
+                              "that reads its output is not modeled";
+    if (failed(structured(g, ins, g.getDpsInits()[k],
+                          ArrayRef<AffineMap>(maps).take_front(numIns),
+                          maps[numIns + k], reduction, body, g.getResult(k),
+                          k)))
+      return failure();
+  }
+  return success();
 }
 
 LogicalResult Emitter::reduce(linalg::ReduceOp r) {
-  if (r.getInputs().size() != 1 || r.getInits().size() != 1)
-    return r.emitError() << "shard-partition import: a linalg.reduce of "
-                            "several tensors is not modeled";
   auto inTy = cast<RankedTensorType>(r.getInputs()[0].getType());
   unsigned rank = inTy.getRank();
   SmallVector<bool> reduction(rank, false);
@@ -364,6 +382,12 @@ LogicalResult Emitter::reduce(linalg::ReduceOp r) {
       out.push_back(getAffineDimExpr(d, r.getContext()));
   AffineMap inMap = AffineMap::getMultiDimIdentityMap(rank, r.getContext());
   AffineMap outMap = AffineMap::get(rank, 0, out, r.getContext());
-  return structured(r, {r.getInputs()[0]}, r.getInits()[0], {inMap}, outMap,
-                    reduction, r.getCombiner().front(), r.getResult(0));
+  // Several tensors reduced together: each result with its own combiner.
+  SmallVector<Value> ins(r.getInputs());
+  SmallVector<AffineMap> inMaps(ins.size(), inMap);
+  for (unsigned k = 0; k < r.getNumResults(); ++k)
+    if (failed(structured(r, ins, r.getInits()[k], inMaps, outMap, reduction,
+                          r.getCombiner().front(), r.getResult(k), k)))
+      return failure();
+  return success();
 }

@@ -1,9 +1,12 @@
 //===- Translations.cpp - registration of tv translations -----------------===//
 #include "TrainVerify/Translate/Translations.h"
+#include "TrainVerify/Dialect/InputLimits.h"
 #include "TrainVerify/Dialect/TVOps.h"
 #include "TrainVerify/Verify/StageVerifier.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Tools/ParseUtilities.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -21,7 +24,10 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
 }
 
 /// The solver query of every stage, as SMT-LIB 2: declarations, the
-/// assumptions that could not be substituted, the negated guarantees.
+/// assumptions that could not be substituted, the negated guarantees. Each
+/// stage's query stands alone (a `(reset)` before it), so an outside solver
+/// run on the file answers once per stage, in stage order: unsat where the
+/// stage holds, sat where it does not.
 static LogicalResult exportSmtLib(ModuleOp module, llvm::raw_ostream &os) {
   SmallVector<tv::StageOp> stages(module.getOps<tv::StageOp>());
   if (stages.empty())
@@ -34,7 +40,7 @@ static LogicalResult exportSmtLib(ModuleOp module, llvm::raw_ostream &os) {
     tv::StageResult r = tv::verifyStage(stage, opts);
     if (r.smtlib.empty())
       return stage.emitError() << "cannot build the query: " << r.headline;
-    os << "; tv stage @" << stage.getSymName() << "\n" << r.smtlib;
+    os << r.smtlib;
   }
   return success();
 }
@@ -65,17 +71,42 @@ static void quietOpDiagnostics(Operation *op) {
   op->getContext()->printOpOnDiagnostic(false);
 }
 
+namespace {
+/// MLIR's TranslateFromMLIRRegistration for a tv module, with the input's
+/// nesting checked before MLIR's parser (which recurses once per level)
+/// reads it.
+struct TranslateFromTVRegistration : TranslateRegistration {
+  TranslateFromTVRegistration(StringRef name, StringRef description,
+                              const TranslateFromMLIRFunction &function)
+      : TranslateRegistration(
+            name, description,
+            [function](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+                       llvm::raw_ostream &os,
+                       MLIRContext *ctx) -> LogicalResult {
+              DialectRegistry registry;
+              registry.insert<tv::TVDialect>();
+              ctx->appendDialectRegistry(registry);
+              if (failed(tv::checkMlirNesting(*sourceMgr, ctx)))
+                return failure();
+              OwningOpRef<Operation *> op = parseSourceFileForTool(
+                  sourceMgr, ParserConfig(ctx), /*insertImplicitModule=*/true);
+              if (!op || failed(verify(*op)))
+                return failure();
+              return function(op.get(), os);
+            }) {}
+};
+} // namespace
+
 void mlir::tv::registerTVTranslations() {
   registerShardImport();
-  static TranslateFromMLIRRegistration summary(
+  static TranslateFromTVRegistration summary(
       "export-plan-summary", "JSON summary of a tv module",
       [](Operation *op, llvm::raw_ostream &os) {
         quietOpDiagnostics(op);
         if (failed(refuseModelConfigOptions(op->getLoc(), "export-plan-summary")))
           return failure();
         return exportPlanSummary(cast<ModuleOp>(op), os);
-      },
-      [](DialectRegistry &registry) { registry.insert<tv::TVDialect>(); });
+      });
   static TranslateToMLIRRegistration nnscaler(
       "import-nnscaler-json",
       "nnScaler execution plan (verdict-plan-json/1) to a tv module",
@@ -100,22 +131,20 @@ void mlir::tv::registerTVTranslations() {
       [](llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
         return importModelConfig(sourceMgr, ctx);
       });
-  static TranslateFromMLIRRegistration jsonOut(
+  static TranslateFromTVRegistration jsonOut(
       "export-json-plan", "tv module to the JSON plan interchange",
       [](Operation *op, llvm::raw_ostream &os) {
         quietOpDiagnostics(op);
         if (failed(refuseModelConfigOptions(op->getLoc(), "export-json-plan")))
           return failure();
         return exportJsonPlan(cast<ModuleOp>(op), os);
-      },
-      [](DialectRegistry &registry) { registry.insert<tv::TVDialect>(); });
-  static TranslateFromMLIRRegistration smtlib(
+      });
+  static TranslateFromTVRegistration smtlib(
       "export-smtlib", "SMT-LIB 2 query of every stage of a partitioned module",
       [](Operation *op, llvm::raw_ostream &os) {
         quietOpDiagnostics(op);
         if (failed(refuseModelConfigOptions(op->getLoc(), "export-smtlib")))
           return failure();
         return exportSmtLib(cast<ModuleOp>(op), os);
-      },
-      [](DialectRegistry &registry) { registry.insert<tv::TVDialect>(); });
+      });
 }

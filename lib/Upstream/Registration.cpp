@@ -1,4 +1,5 @@
 //===- Registration.cpp - the upstream dialects tv reads ------------------===//
+#include "mlir/Dialect/DLTI/DLTI.h"
 #include "TrainVerify/Upstream/Registration.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -22,7 +23,10 @@ void mlir::tv::registerUpstreamDialects(DialectRegistry &registry) {
   registry
       .insert<affine::AffineDialect, arith::ArithDialect, func::FuncDialect,
               linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
-              shard::ShardDialect, tensor::TensorDialect, tosa::TosaDialect>();
+              shard::ShardDialect, tensor::TensorDialect, tosa::TosaDialect,
+              // MPI attributes of distributed programs (dlti.map on the
+              // module) are data layout, not computation.
+              DLTIDialect>();
   arith::registerShardingInterfaceExternalModels(registry);
   linalg::registerShardingInterfaceExternalModels(registry);
   tensor::registerShardingInterfaceExternalModels(registry);

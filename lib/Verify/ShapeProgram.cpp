@@ -552,6 +552,9 @@ LogicalResult ShapeProgram::solveAndRewrite(unsigned timeoutMs) {
     z3::optimize opt(ctx);
     z3::params p(ctx);
     p.set("timeout", timeoutMs);
+    // Z3 otherwise takes SIGINT to cancel the query, and the run goes on
+    // without it: a user's ctrl-c stops tv (RunStatus.h).
+    p.set("ctrl_c", false);
     solver.set(p);
     opt.set(p);
     std::vector<z3::expr> bounds;

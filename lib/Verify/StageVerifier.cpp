@@ -162,8 +162,19 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options,
     result.outcome = StageResult::Unknown;
     result.headline = "stage @" + stage.getSymName().str() + ": unknown: " +
                       std::to_string(elements) +
-                      " tensor elements is too large to verify symbolically "
-                      "(run --tv-shape-reduce first, or see its warning)";
+                      " tensor elements, over the " +
+                      std::to_string(options.maxElements) +
+                      " that symbolic execution takes; ";
+    // Shape reduction records the boxes it started from: whether it ran
+    // decides what to say (decision 86).
+    if (stage.getFullGuaranteesAttr())
+      result.headline +=
+          "shape reduction ran but could not shrink this stage (its warning "
+          "says why); verify the same parallel layout on a smaller model "
+          "configuration instead (fewer layers, a smaller hidden size and "
+          "vocabulary), which proves that configuration, not this one";
+    else
+      result.headline += "run --tv-shape-reduce first";
     return result;
   }
   sym::TermContext terms;
@@ -216,24 +227,6 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options,
     return result;
   }
 
-  // A real bug usually shows on random inputs: replaying a few concrete
-  // points first costs one interpretation each and spares the solver a
-  // query that can be far larger than the stage (a one-rank bug in an
-  // unfolded 671B MoE stage drove Z3 past 16 GB) or run long (issue 19).
-  // Only a replayed mismatch is reported, so this never turns a proof into
-  // a counterexample. The first points are small integers, which a reader
-  // can follow; then reals.
-  if (!differing.empty() && b.extra.empty() && !options.queryOnly &&
-      terms.footprint() >= options.replayFirstBytes) {
-    std::mt19937_64 early(0x5eed);
-    for (unsigned s = 0; s < options.replaySeeds; ++s) {
-      StageResult probe = result; // a failed replay leaves its note here
-      if (replay(stage, *schedule, {}, &early, probe,
-                 /*smallIntegers=*/s < 2))
-        return probe;
-    }
-  }
-
   // The solver: assumptions that were not substituted, and the negation of
   // the guarantees that normalization could not settle. The query is built
   // here (and printed for --export-smtlib), solved in a child process.
@@ -272,7 +265,12 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options,
         if (lower.hasVar(v))
           legend += "; v" + std::to_string(v) + " = " +
                     terms.varInfo(v).name + "\n";
-      result.smtlib = legend + solver.to_smt2();
+      // Each query stands alone: a file of several (--export-smtlib)
+      // resets the solver between them, and echoes the stage's name before
+      // its answer, so `z3 FILE` prints one named sat/unsat per stage.
+      std::string name = stage.getSymName().str();
+      result.smtlib = "; tv stage @" + name + "\n" + legend + "(reset)\n" +
+                      "(echo \"stage @" + name + "\")\n" + solver.to_smt2();
     } catch (const z3::exception &e) {
       result.headline = "stage @" + stage.getSymName().str() +
                         ": solver error: " + e.msg();
@@ -288,6 +286,24 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options,
     result.byNormalization = true;
     return result;
   }
+  // A real bug usually shows on random inputs: replaying a few concrete
+  // points first costs one interpretation each and spares the solver a
+  // query that can be far larger than the stage (a one-rank bug in an
+  // unfolded 671B MoE stage drove Z3 past 16 GB) or run long (issue 19).
+  // Only a replayed mismatch is reported, so this never turns a proof into
+  // a counterexample. The first points are small integers, which a reader
+  // can follow; then reals.
+  if (!differing.empty() && b.extra.empty() && !options.queryOnly &&
+      terms.footprint() >= options.replayFirstBytes) {
+    std::mt19937_64 early(0x5eed);
+    for (unsigned s = 0; s < options.replaySeeds; ++s) {
+      StageResult probe = result; // a failed replay leaves its note here
+      if (replay(stage, *schedule, {}, &early, probe,
+                 /*smallIntegers=*/s < 2))
+        return probe;
+    }
+  }
+
   // One query per unsettled element, sharing the assumptions: the
   // disjunction of all of them is unsat iff each is, and small queries
   // (one element's cone) are far easier for Z3 than their disjunction

@@ -20,6 +20,9 @@ vocabulary (--make-vocab-size-divisible-by 3, or 12 for a whole shard of
 padding), and twenty-one context parallelism (cp 2 or 4, --cp-comm a2a,
 allgather or p2p, the ring also load-balanced; three of them DeepSeek), and
 seven Megatron's distributed optimizer (--distributed-optimizer).
+Mixtral (all layers MoE, sliding window) takes another third of the cube
+with the MoE options, and three plans with context parallelism, the
+interleaved schedule and the distributed optimizer; Phi-3 four plans.
 Any outcome but "proven" fails the test and names the configuration.
 """
 import concurrent.futures as cf
@@ -62,6 +65,38 @@ for phase, model in enumerate(("qwen2", "mistral", "qwen3")):
         extra = list(NEW_EXTRAS[(i // 3) % len(NEW_EXTRAS)])
         jobs.append((model, f"dp={dp} tp={tp} pp={pp} mb={mb}", extra,
                      max(2, pp)))
+
+# Mixtral (every layer a mixture of experts, GQA, a sliding window): a
+# third of the cube, through the options of the MoE extras (ep = dp where
+# "ep" is named), and with context parallelism, the interleaved schedule
+# and the distributed optimizer.
+MIXTRAL_EXTRAS = [["ep"], ["--sp"], ["ep", "--zero", "2", "--optimizer", "adam"],
+                  ["ep", "--loss-scaling", "per-rank"], ["--zero", "3"],
+                  ["ep", "--sp", "--zero", "1"]]
+for i, (dp, tp, pp) in enumerate(itertools.product((1, 2, 4), repeat=3)):
+    # A Latin square: every value of each axis meets every other axis's.
+    if (i + i // 3 + i // 9) % 3:
+        continue
+    mb = (1, 2, 4)[(i // 3) % 3]
+    extra = list(MIXTRAL_EXTRAS[(i // 3) % len(MIXTRAL_EXTRAS)])
+    par = f"dp={dp} tp={tp} pp={pp} mb={mb}"
+    if "ep" in extra:
+        extra.remove("ep")
+        par += f" ep={dp}"
+    jobs.append(("mixtral", par, extra, max(2, pp)))
+for par, extra, layers in (
+        ("dp=2 cp=2 tp=1 pp=1 mb=2 ep=2", ["--cp-comm", "a2a"], 2),
+        ("dp=2 tp=2 pp=2 mb=2 ep=2", ["--sp", "--vpp", "2"], 4),
+        ("dp=4 tp=1 pp=2 mb=2 ep=2", ["--distributed-optimizer"], 2)):
+    jobs.append(("mixtral", par, extra, layers))
+
+# Phi-3 (Mistral's architecture, multi-head attention): four plans.
+for par, extra in (
+        ("dp=2 tp=2 pp=2 mb=2", ["--sp"]),
+        ("dp=4 tp=1 pp=1 mb=2", ["--zero", "3"]),
+        ("dp=1 tp=4 pp=2 mb=4", ["--optimizer", "adam"]),
+        ("dp=2 cp=2 tp=2 pp=1 mb=1", ["--cp-comm", "a2a"])):
+    jobs.append(("phi3", par, extra, 2))
 
 # Interleaved 1F1B (Megatron's virtual pipeline, --vpp 2): two chunks of two
 # layers on each of two pipeline ranks, for every architecture, with the

@@ -3,18 +3,36 @@
 // partitioner runs inside one --pass-pipeline.
 // RUN: mlir-opt-22 --load-dialect-plugin=%tv_plugin --load-pass-plugin=%tv_plugin --pass-pipeline='builtin.module(tv-validate-shard-partition)' %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=PROVEN
 // PROVEN: tv-verify: proven (1 stages
-// RUN: mlir-opt-22 --load-dialect-plugin=%tv_plugin --load-pass-plugin=%tv_plugin --pass-pipeline='builtin.module(tv-validate-shard-partition)' %tv_src/../shared/shard/pairs/12_tp_mlp_fwd_bwd/input.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=PROVEN4
-// PROVEN4: tv-verify: proven (4 stages
 // What tv does not model is refused by name through the host's diagnostics.
-// RUN: not mlir-opt-22 --load-dialect-plugin=%tv_plugin --load-pass-plugin=%tv_plugin --pass-pipeline='builtin.module(tv-validate-shard-partition{pipeline=builtin.module(func.func(shard-partition))})' %tv_src/../shared/shard/pairs/14_uneven_offsets/input.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNEVEN
-// UNEVEN: input.mlir:7:8: error: shard-partition import: uneven shards (sharded_dims_offsets) are not modeled
 // tv's own passes run in the host too: the three-pass command proves a
 // plan, and a plan with an injected bug gives a counterexample.
 // RUN: mlir-opt-22 --load-dialect-plugin=%tv_plugin --load-pass-plugin=%tv_plugin --pass-pipeline='builtin.module(tv-stage-partition,tv-shape-reduce,tv-verify)' %examples/tp_mlp.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLAN
 // PLAN: tv-verify: proven (8 stages
+// PLAN: tv-verdict: proven
 // RUN: not mlir-opt-22 --load-dialect-plugin=%tv_plugin --load-pass-plugin=%tv_plugin --pass-pipeline='builtin.module(tv-inject-bug{bug=missing-allreduce rank=0},tv-verify-pipeline)' %examples/tp_mlp.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=BUG
 // BUG: error: stage @stage2_y: counterexample
 // BUG: tv-verify: counterexample in 1 stage(s)
+// mlir-opt's exit status is 1 for every failure: the verdict line tells a
+// wrong plan, an unknown and an input error apart (docs/shard.md), and the
+// whole module is not printed after tv's diagnostics at the module
+// (--mlir-print-op-on-diagnostic is off unless given).
+// BUG: tv-verdict: wrong
+// BUG-NOT: see current operation
+// RUN: not mlir-opt-22 --load-dialect-plugin=%tv_plugin --load-pass-plugin=%tv_plugin --pass-pipeline='builtin.module(tv-stage-partition,tv-verify)' %S/../Verify/verify_unknown.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: tv-verify: unknown in 1 stage(s)
+// UNKNOWN-NEXT: tv-verdict: unknown
+// RUN: not mlir-opt-22 --load-dialect-plugin=%tv_plugin --load-pass-plugin=%tv_plugin --pass-pipeline='builtin.module(tv-verify)' %examples/tp_mlp.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=INPUT
+// INPUT: error: no tv.stage to verify
+// INPUT-NOT: see current operation
+// INPUT: tv-verdict: input-error
+// The user's choice stands.
+// RUN: not mlir-opt-22 --mlir-print-op-on-diagnostic=true --load-dialect-plugin=%tv_plugin --load-pass-plugin=%tv_plugin --pass-pipeline='builtin.module(tv-verify)' %examples/tp_mlp.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=DUMP
+// DUMP: see current operation
+// The stats file carries the same word.
+// RUN: not mlir-opt-22 --load-dialect-plugin=%tv_plugin --load-pass-plugin=%tv_plugin --pass-pipeline='builtin.module(tv-inject-bug{bug=missing-allreduce rank=0},tv-verify-pipeline{stats-file=%t.bug.json})' %examples/tp_mlp.mlir -o /dev/null 2>&1
+// RUN: FileCheck %s --check-prefix=STATS < %t.bug.json
+// STATS: "result": "counterexample",
+// STATS: "verdict": "wrong"
 
 // A 2-way row-parallel matmul.
 module {

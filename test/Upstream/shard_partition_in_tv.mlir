@@ -2,7 +2,7 @@
 // in-process: the same pipeline in mlir-opt-22 and in tv-opt gives the same
 // program (issue 15, step 1; docs/shard-validation.md).
 // RUN: mlir-opt-22 --pass-pipeline='builtin.module(func.func(sharding-propagation,shard-partition,canonicalize,cse))' %s -o %t.upstream.mlir
-// RUN: tv-opt --pass-pipeline='builtin.module(func.func(sharding-propagation,shard-partition,canonicalize,cse))' %s -o %t.tv.mlir
+// RUN: tv-opt --pass-pipeline='builtin.module(func.func(sharding-propagation,shard-partition,canonicalize,cse))' %s --mlir-print-debuginfo=false -o %t.tv.mlir
 // RUN: diff %t.upstream.mlir %t.tv.mlir
 // RUN: FileCheck %s < %t.tv.mlir
 // The partitioned program: rows over axis 0 (data parallel), the hidden

@@ -34,4 +34,5 @@ tv.lineage #tv.lineage<"z"[0:2] = ["z":0]>
 // CHECK-DAG: error: stage @{{.*}}_y: unknown
 // CHECK-DAG: error: stage @{{.*}}_z: counterexample
 // CHECK: tv-verify: counterexample in 1 stage(s), unknown in 1 stage(s)
+// CHECK-NEXT: tv-verdict: wrong
 // CHECK-NEXT: status 1

@@ -4,6 +4,9 @@
 // CHECK: ; tv stage @stage0_a
 // Each variable is named: which tensor element it stands for.
 // CHECK-NEXT: ; v0 = {{[a-z_0-9.]+}}[{{[0-9]+}}, {{[0-9]+}}]
+// Each stage's query stands alone and names itself in the solver's output.
+// CHECK: (reset)
+// CHECK-NEXT: (echo "stage @stage0_a")
 // CHECK: (declare-fun gelu_1 (Real) Real)
 // CHECK: (assert
 // CHECK: (check-sat)

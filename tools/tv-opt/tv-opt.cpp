@@ -1,4 +1,5 @@
 //===- tv-opt.cpp - the tv pass driver ------------------------------------===//
+#include "TrainVerify/Dialect/InputLimits.h"
 #include "TrainVerify/Dialect/LongLineDiagnostics.h"
 #include "TrainVerify/Dialect/TVOps.h"
 #include "TrainVerify/Transforms/Passes.h"
@@ -6,7 +7,51 @@
 #include "TrainVerify/Upstream/Registration.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include <cstdio>
+
+/// MLIR's mlir-opt driver, with the input's nesting checked between reading
+/// and parsing it (the input may be stdin, which is read once).
+static mlir::LogicalResult runOpt(int argc, char **argv,
+                                  llvm::StringRef inputFilename,
+                                  llvm::StringRef outputFilename,
+                                  mlir::DialectRegistry &registry) {
+  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return mlir::MlirOptMain(argc, argv, inputFilename, outputFilename,
+                             registry);
+  llvm::InitLLVM y(argc, argv);
+  if (inputFilename == "-" &&
+      llvm::sys::Process::FileDescriptorIsDisplayed(fileno(stdin)))
+    llvm::errs() << "(processing input from stdin now, hit ctrl-c/ctrl-d to "
+                    "interrupt)\n";
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      mlir::openInputFile(inputFilename, &errorMessage);
+  if (!file) {
+    llvm::errs() << errorMessage << "\n";
+    return mlir::failure();
+  }
+  if (mlir::failed(mlir::tv::checkMlirNesting(
+          file->getBuffer(), file->getBufferIdentifier(), llvm::errs())))
+    return mlir::failure();
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &errorMessage);
+  if (!output) {
+    llvm::errs() << errorMessage << "\n";
+    return mlir::failure();
+  }
+  if (mlir::failed(
+          mlir::MlirOptMain(output->os(), std::move(file), registry, config)))
+    return mlir::failure();
+  output->keep();
+  return mlir::success();
+}
 
 int main(int argc, char **argv) {
   mlir::tv::toolStartTime() = std::chrono::steady_clock::now();
@@ -28,7 +73,10 @@ int main(int argc, char **argv) {
   // The IR of MLIR-based training compilers around MLIR's partitioner.
   mlir::tv::registerUpstreamDialects(registry);
   mlir::tv::setUpToolOptions("tv-opt");
-  std::vector<char *> args = mlir::tv::withQuietOpDiagnostics(argc, argv);
-  return mlir::tv::exitStatus(mlir::MlirOptMain(
-      (int)args.size(), args.data(), "tv training-plan verifier\n", registry));
+  std::vector<char *> args =
+      mlir::tv::withLocations(mlir::tv::withQuietOpDiagnostics(argc, argv));
+  int n = (int)args.size();
+  auto [in, out] = mlir::registerAndParseCLIOptions(
+      n, args.data(), "tv training-plan verifier\n", registry);
+  return mlir::tv::exitStatus(runOpt(n, args.data(), in, out, registry));
 }

@@ -26,7 +26,14 @@ int main(int argc, char **argv) {
     llvm::errs() << " (--help lists them)\n";
     return 3;
   }
-  std::vector<char *> args = mlir::tv::withQuietOpDiagnostics(argc, argv);
-  return mlir::tv::exitStatus(mlir::mlirTranslateMain(
-      (int)args.size(), args.data(), "tv importers and exporters\n"));
+  // An imported module carries its ops' locations in the user's file.
+  std::vector<char *> args =
+      mlir::tv::withLocations(mlir::tv::withQuietOpDiagnostics(argc, argv));
+  mlir::LogicalResult result = mlir::mlirTranslateMain(
+      (int)args.size(), args.data(), "tv importers and exporters\n");
+  // An import that found a wrong program (a partition that does not match
+  // its annotations) is a counterexample, not an input error.
+  if (mlir::failed(result) && mlir::tv::translationFoundWrongProgram())
+    mlir::tv::toolVerdict() = mlir::tv::Verdict::Wrong;
+  return mlir::tv::exitStatus(result);
 }

@@ -27,6 +27,13 @@ constexpr llvm::StringLiteral kCanonicalAttrName = "tv.canonical";
 /// and printing the whole enclosing op after it only buries the message.
 std::vector<char *> withQuietOpDiagnostics(int argc, char **argv);
 
+/// The tools' arguments with `--mlir-print-debuginfo` added unless the user
+/// chose (`--mlir-print-debuginfo=false` turns it off): a module a tv tool
+/// writes carries its ops' locations, so that the next tool reading it
+/// (through a pipe or an intermediate file) reports diagnostics in the
+/// user's own file, not at `<stdin>:40` (docs/guide.md, "Locations").
+std::vector<char *> withLocations(std::vector<char *> args);
+
 /// Driver set-up shared by tv-opt and tv-translate: `--version` names tv,
 /// and `--help` hides the options of the shared LLVM library (code
 /// generators for every target) that no tv tool reads.
@@ -36,10 +43,13 @@ void setUpToolOptions(llvm::StringRef tool);
 /// the exit status (docs/guide.md, "Exit status"): 0 proven, 1 the plan is
 /// wrong (a counterexample, or a deadlock, mismatched collective or
 /// unreachable lineage found while partitioning), 2 unknown, 3 anything
-/// else (input, usage, an error inside a stage).
-enum class Verdict { None, Wrong, Unknown };
+/// else (input, usage, an error inside a stage). Proven is set by a
+/// --tv-verify that proved every stage of the plan.
+enum class Verdict { None, Proven, Wrong, Unknown };
 Verdict &toolVerdict();
-/// The exit status of a driver whose main work returned `result`.
+/// The exit status of a driver whose main work returned `result`; prints
+/// the verdict line and completes the stats file (see finishRun in
+/// RunStatus.h).
 int exitStatus(LogicalResult result);
 
 /// When the tool started (set by the drivers; used to report parse time).

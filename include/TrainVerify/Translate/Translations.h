@@ -30,6 +30,10 @@ OwningOpRef<ModuleOp> buildShardValidation(ModuleOp input,
                                            ModuleOp partitioned,
                                            llvm::StringRef function,
                                            Location loc);
+/// Set by an importer that found its input wrong rather than unreadable
+/// (a partitioned program that does not match its annotations): the tool
+/// then exits 1, a counterexample, not 3.
+bool &translationFoundWrongProgram();
 /// Fails (naming the option) if an option of --import-shard-partition is
 /// given to `translation`.
 LogicalResult refuseShardImportOptions(Location loc,
