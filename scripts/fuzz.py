@@ -6,6 +6,11 @@ Targets (each a command that reads one input file):
   model-config  tv-translate --import-model-config (small parallel grid)
   nnscaler      tv-translate --import-nnscaler-json
   mlir          tv-opt --tv-verify-pipeline (MLIR text)
+  shard-input   tv-opt --tv-validate-shard-partition (an annotated function,
+                partitioned by MLIR's own passes in the run)
+  shard-partitioned
+                tv-translate --import-shard-partition IN --partitioned FILE
+                (mlir-opt-22's output mutated; its first line names IN)
 
 Seeds are real inputs (examples, the nnScaler plans, model presets, JSON
 plans exported from the examples). Each iteration mutates a seed the way a
@@ -56,6 +61,26 @@ def seeds(target, build):
         d = os.path.join(ROOT, "test", "NnScaler", "Inputs")
         for f in ("br14.json.gz", "demo.json.gz"):
             out.append((f, gzip.open(os.path.join(d, f)).read()))
+    elif target in ("shard-input", "shard-partitioned"):
+        up = os.path.join(ROOT, "test", "Upstream", "Inputs")
+        ins = [os.path.join(ROOT, "test", "Upstream",
+                            "shard_partition_in_tv.mlir"),
+               os.path.join(up, "gather2d.mlir")]
+        ins += [os.path.join(up, "defects", f)
+                for f in sorted(os.listdir(os.path.join(up, "defects")))]
+        for path in ins:
+            data = open(path, "rb").read()
+            if target == "shard-input":
+                out.append((os.path.basename(path), data))
+                continue
+            r = subprocess.run(
+                ["mlir-opt-22", "--pass-pipeline=" + SHARD_PIPELINE, path],
+                capture_output=True)
+            if r.returncode == 0:
+                out.append((os.path.basename(path),
+                            b"// tv-fuzz-input: " +
+                            os.path.relpath(path, ROOT).encode() + b"\n" +
+                            r.stdout))
     elif target == "json-plan":
         for f in ("tp_mlp.mlir", "pp2.mlir", "dp_microbatch.mlir"):
             r = subprocess.run(
@@ -67,8 +92,27 @@ def seeds(target, build):
     return out
 
 
+SHARD_PIPELINE = ("builtin.module(func.func(sharding-propagation,"
+                  "shard-partition,canonicalize,cse))")
+MLIR_TARGETS = ("mlir", "shard-input", "shard-partitioned")
+
+
 def command(target, build, path):
     bin_ = os.path.join(build, "bin")
+    if target == "shard-input":
+        return [os.path.join(bin_, "tv-opt"), path,
+                "--tv-validate-shard-partition", "-o", os.devnull]
+    if target == "shard-partitioned":
+        # The annotated input the partitioned text came from (its first
+        # line); a mutated first line falls back to the default pair's.
+        first = open(path, "rb").readline().decode(errors="replace")
+        m = re.match(r"// tv-fuzz-input: (\S+)", first)
+        inp = os.path.join(ROOT, m.group(1)) if m else ""
+        if not os.path.isfile(inp):
+            inp = os.path.join(ROOT, "test", "Upstream",
+                               "shard_partition_in_tv.mlir")
+        return [os.path.join(bin_, "tv-translate"), "--import-shard-partition",
+                inp, "--partitioned", path, "-o", os.devnull]
     if target == "json-plan":
         return [os.path.join(bin_, "tv-translate"), "--import-json-plan", path,
                 "-o", os.devnull]
@@ -185,6 +229,8 @@ def mutate_lines(data, rng):
 
 def mutate_bytes(data, rng):
     data = bytearray(data)
+    if not data:  # an earlier mutation truncated it all
+        return bytes([rng.randrange(256)])
     kind = rng.randrange(4)
     if kind == 0:
         return bytes(data[:rng.randrange(len(data) + 1)])
@@ -203,9 +249,9 @@ def mutate_bytes(data, rng):
 def mutate(target, data, rng):
     for _ in range(10):
         r = rng.random()
-        if target != "mlir" and r < 0.7:
+        if target not in MLIR_TARGETS and r < 0.7:
             m = mutate_json(data, rng)
-        elif target == "mlir" and r < 0.6:
+        elif target in MLIR_TARGETS and r < 0.6:
             m = mutate_lines(data, rng)
         else:
             m = mutate_bytes(data, rng)
@@ -225,7 +271,8 @@ def limit_memory(mb):
 
 
 def classify(target, build, data, timeout, memory_mb, tmpdir):
-    path = os.path.join(tmpdir, "input" + (".mlir" if target == "mlir" else ".json"))
+    path = os.path.join(tmpdir, "input" + (".mlir" if target in MLIR_TARGETS
+                                           else ".json"))
     with open(path, "wb") as f:
         f.write(data)
     try:
@@ -296,7 +343,9 @@ def replay(args):
     bad = 0
     n = 0
     targets = [args.target] if args.target else ["json-plan", "model-config",
-                                                 "nnscaler", "mlir"]
+                                                 "nnscaler", "mlir",
+                                                 "shard-input",
+                                                 "shard-partitioned"]
     with tempfile.TemporaryDirectory() as tmp:
         for target in targets:
             inputs = [(name, data) for name, data in seeds(target, args.build)]
@@ -320,7 +369,8 @@ def main():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--target", choices=["json-plan", "model-config",
-                                        "nnscaler", "mlir"])
+                                        "nnscaler", "mlir", "shard-input",
+                                        "shard-partitioned"])
     p.add_argument("--seconds", type=float, default=60)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--timeout", type=float, default=30)

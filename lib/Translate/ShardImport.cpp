@@ -32,6 +32,8 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Dialect/Tosa/Transforms/Passes.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -102,19 +104,38 @@ LogicalResult
 lineagesOf(Operation *where, StringRef tensor, ArrayRef<int64_t> shape,
            shard::ShardingOp sharding, const Grid &grid, std::string &out,
            llvm::function_ref<bool(int64_t)> witness = nullptr,
-           Value local = nullptr) {
+           Value local = nullptr,
+           std::vector<SmallVector<int64_t>> *shapesOut = nullptr) {
   SmallVector<SmallVector<int16_t>> split;
+  // Uneven shards: per split dimension, count + 1 offsets (concatenated in
+  // dimension order); offsets[d] is the first of dimension d's.
+  ArrayRef<int64_t> uneven;
+  std::map<int64_t, size_t> offsetsOf;
   if (sharding) {
-    if (!sharding.getStaticShardedDimsOffsets().empty() ||
-        !sharding.getDynamicShardedDimsOffsets().empty())
-      return where->emitError() << "shard-partition import: uneven shards "
-                                   "(sharded_dims_offsets) are not modeled";
+    if (!sharding.getDynamicShardedDimsOffsets().empty())
+      return where->emitError() << "shard-partition import: shard offsets "
+                                   "that are runtime values are not modeled";
+    uneven = sharding.getStaticShardedDimsOffsets();
     if (!sharding.getStaticHaloSizes().empty() ||
         !sharding.getDynamicHaloSizes().empty())
       return where->emitError()
              << "shard-partition import: halo sizes are not modeled";
     for (auto axes : sharding.getSplitAxes().getAxes())
       split.emplace_back(axes.asArrayRef());
+    if (!uneven.empty()) {
+      size_t at = 0;
+      for (auto [d, axes] : llvm::enumerate(split)) {
+        if (axes.empty() || d >= shape.size())
+          continue;
+        offsetsOf[d] = at;
+        at += blockOf(grid, axes, 0).second + 1;
+      }
+      if (at != uneven.size())
+        return where->emitError()
+               << "shard-partition import: sharded_dims_offsets has "
+               << uneven.size() << " entries where the split dimensions need "
+               << at;
+    }
   }
   std::map<std::string, std::vector<int64_t>> holders;
   auto localType = local ? dyn_cast<RankedTensorType>(local.getType())
@@ -126,7 +147,19 @@ lineagesOf(Operation *where, StringRef tensor, ArrayRef<int64_t> shape,
       int64_t lo = 0, hi = size;
       if (d < split.size() && !split[d].empty()) {
         auto [idx, count] = blockOf(grid, split[d], p);
-        if (size % count) {
+        if (auto o = offsetsOf.find(d); o != offsetsOf.end()) {
+          // Uneven shards: the block between this shard's offsets, which
+          // must rise from 0 to the dimension's size.
+          ArrayRef<int64_t> offs = uneven.slice(o->second, count + 1);
+          if (offs.front() != 0 || offs.back() != size ||
+              !llvm::is_sorted(offs))
+            return where->emitError()
+                   << "shard-partition import: the shard offsets of "
+                      "dimension "
+                   << d << " do not rise from 0 to its size " << size;
+          lo = offs[idx];
+          hi = offs[idx + 1];
+        } else if (size % count) {
           // Without sharded_dims_offsets the dialect splits evenly only
           // (shard::shardDimension asserts it). A partitioned program whose
           // blocks do not cover the dimension loses data: a wrong
@@ -153,9 +186,10 @@ lineagesOf(Operation *where, StringRef tensor, ArrayRef<int64_t> shape,
                  << size << " does not split into " << count
                  << " equal blocks (uneven shards without "
                     "sharded_dims_offsets are not modeled)";
+        } else {
+          lo = idx * (size / count);
+          hi = lo + size / count;
         }
-        lo = idx * (size / count);
-        hi = lo + size / count;
       }
       box += (d ? ", " : "") + std::to_string(lo) + ":" + std::to_string(hi);
       blockShape.push_back(hi - lo);
@@ -178,6 +212,8 @@ lineagesOf(Operation *where, StringRef tensor, ArrayRef<int64_t> shape,
       diag.attachNote(where->getLoc()) << "the annotation";
       return failure();
     }
+    if (shapesOut)
+      shapesOut->push_back(blockShape);
     std::vector<int64_t> &procs = holders[box + "]"];
     if (!witness || (procs.empty() && witness(p)))
       procs.push_back(p);
@@ -278,6 +314,65 @@ static OwningOpRef<ModuleOp> normalized(ModuleOp module, Location fileLoc) {
     rewriter.setInsertionPoint(op);
     (void)linalg::generalizeNamedOp(rewriter, op);
   }
+  return copy;
+}
+
+/// The partitioned module with `plan`'s dynamic argument types made the
+/// static block shapes of `process` (uneven shards: each process its own
+/// local shapes), and the static shapes carried through its ops by
+/// upstream's own shape inference (tosa-infer-shapes) and canonicalization;
+/// the function's result types follow its returned values.
+static OwningOpRef<ModuleOp>
+specializeForProcess(ModuleOp part, func::FuncOp plan,
+                     ArrayRef<std::vector<SmallVector<int64_t>>> argBlocks,
+                     int64_t process) {
+  MLIRContext *ctx = part.getContext();
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(part->clone()));
+  auto f = copy->lookupSymbol<func::FuncOp>(plan.getSymName());
+  SmallVector<Type> args;
+  for (auto [i, arg] : llvm::enumerate(f.getArguments())) {
+    auto ty = dyn_cast<RankedTensorType>(arg.getType());
+    if (ty && !ty.hasStaticShape() && i < argBlocks.size() &&
+        (size_t)process < argBlocks[i].size()) {
+      ArrayRef<int64_t> block = argBlocks[i][process];
+      if (block.size() != (size_t)ty.getRank())
+        return plan.emitError() << "shard-partition import: argument " << i
+                                << " has rank " << ty.getRank()
+                                << " in the partitioned program",
+               OwningOpRef<ModuleOp>();
+      for (auto [d, s] : llvm::enumerate(ty.getShape()))
+        if (!ShapedType::isDynamic(s) && s != block[d]) {
+          markWrongPartition();
+          return emitError(arg.getLoc())
+                     << "wrong partition: argument " << i << " is " << ty
+                     << " but its sharding gives process " << process
+                     << " a block of size " << block[d] << " in dimension "
+                     << d,
+                 OwningOpRef<ModuleOp>();
+        }
+      arg.setType(RankedTensorType::get(block, ty.getElementType()));
+    }
+    args.push_back(arg.getType());
+  }
+  f.setFunctionType(FunctionType::get(ctx, args, f.getResultTypes()));
+  PassManager pm(ctx, func::FuncOp::getOperationName());
+  pm.addPass(tosa::createTosaInferShapesPass());
+  pm.addPass(createCanonicalizerPass());
+  if (failed(pm.run(f)))
+    return plan.emitError() << "shard-partition import: process " << process
+                            << "'s static shapes could not be inferred",
+           OwningOpRef<ModuleOp>();
+  // Shape inference keeps the function's dynamic result types through a
+  // tensor.cast; the process's results are the cast's static sources.
+  auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
+  for (OpOperand &o : ret->getOpOperands())
+    if (auto c = o.get().getDefiningOp<tensor::CastOp>();
+        c && cast<ShapedType>(c.getSource().getType()).hasStaticShape()) {
+      o.set(c.getSource());
+      if (c->use_empty())
+        c->erase();
+    }
+  f.setFunctionType(FunctionType::get(ctx, args, ret.getOperandTypes()));
   return copy;
 }
 
@@ -390,15 +485,22 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
   // One tensor's lineages, reported at its annotation (else at `fallback`),
   // its local type checked against the partitioned value `local`.
   auto tensorLineages = [&](StringRef name, Value v, shard::ShardingOp sharding,
-                            Operation *fallback, Value local) {
+                            Operation *fallback, Value local,
+                            std::vector<SmallVector<int64_t>> *shapes =
+                                nullptr) {
     return lineagesOf(sharding ? sharding.getOperation() : fallback, name,
                       cast<RankedTensorType>(v.getType()).getShape(), sharding,
-                      grid, lineages, nullptr, local);
+                      grid, lineages, nullptr, local, shapes);
   };
+  // Each argument's block shape on each process: a partitioned function
+  // with dynamic local types (uneven shards) is specialized per process.
+  std::vector<std::vector<SmallVector<int64_t>>> argBlocks(
+      spec.getNumArguments());
   for (auto [i, arg] : llvm::enumerate(spec.getArguments()))
     if (staticTensor(arg.getType()) &&
         failed(tensorLineages("arg" + std::to_string(i), arg,
-                              argSharding(arg), spec, plan.getArgument(i))))
+                              argSharding(arg), spec, plan.getArgument(i),
+                              &argBlocks[i])))
       return {};
   for (auto [i, v] : llvm::enumerate(ret.getOperands()))
     if (failed(tensorLineages("out" + std::to_string(i), v, resultSharding(v),
@@ -421,10 +523,22 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
   }
   text += "}\ntv.plan @plan mesh @mesh micro_batches 1 {\n";
   std::map<unsigned, std::set<int64_t>> planEmpties;
+  bool dynamicPlan = llvm::any_of(plan.getArgumentTypes(), [](Type t) {
+    auto ty = dyn_cast<RankedTensorType>(t);
+    return ty && !ty.hasStaticShape();
+  });
   for (int64_t p = 0; p < grid.numProcesses(); ++p) {
     text += "  tv.rank_program [" + std::to_string(p) + "] {\n";
     Emitter e(grid, p, text);
-    if (failed(e.function(plan)))
+    OwningOpRef<ModuleOp> specialized;
+    func::FuncOp program = plan;
+    if (dynamicPlan) {
+      specialized = specializeForProcess(*part, plan, argBlocks, p);
+      if (!specialized)
+        return {};
+      program = specialized->lookupSymbol<func::FuncOp>(plan.getSymName());
+    }
+    if (failed(e.function(program)))
       return {};
     for (auto &[k, v] : e.readEmpties())
       planEmpties[k].insert(p);
