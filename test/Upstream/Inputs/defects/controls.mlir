@@ -36,3 +36,14 @@ func.func @batch_matmul_batch_split(%a: tensor<2x4x8xf32>, %b: tensor<2x8x3xf32>
   %c1 = shard.shard %c to %sb : tensor<2x4x3xf32>
   return %c1 : tensor<2x4x3xf32>
 }
+// tosa.negate carries zero points, which tosa-to-linalg passes to its
+// generic under a constant (broadcast) map and a float body never reads.
+func.func @negate_zero_points(%x: tensor<4x6xf32>, %zp: tensor<1xf32>) -> tensor<4x6xf32> {
+  %s = shard.sharding @g split_axes = [[0]] : !shard.sharding
+  %rep = shard.sharding @g split_axes = [[]] : !shard.sharding
+  %xs = shard.shard %x to %s annotate_for_users : tensor<4x6xf32>
+  %zs = shard.shard %zp to %rep annotate_for_users : tensor<1xf32>
+  %n = tosa.negate %xs, %zs, %zs : (tensor<4x6xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<4x6xf32>
+  %n1 = shard.shard %n to %s : tensor<4x6xf32>
+  return %n1 : tensor<4x6xf32>
+}
