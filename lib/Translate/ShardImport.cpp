@@ -246,6 +246,17 @@ shard::ShardingOp argSharding(Value arg) {
     }
   return forUsers;
 }
+/// The shard.sharding a !shard.sharding value is: the op itself, or, for
+/// shard.get_sharding, the sharding of the shard.shard that produced its
+/// operand; null when it is neither.
+shard::ShardingOp resolvedSharding(Value v) {
+  if (auto s = v.getDefiningOp<shard::ShardingOp>())
+    return s;
+  if (auto g = v.getDefiningOp<shard::GetShardingOp>())
+    if (auto sh = g.getSource().getDefiningOp<shard::ShardOp>())
+      return resolvedSharding(sh.getSharding());
+  return nullptr;
+}
 shard::ShardingOp resultSharding(Value v) {
   shard::ShardingOp found;
   while (auto s = v.getDefiningOp<shard::ShardOp>()) {
@@ -472,7 +483,30 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
     }
   auto ret = cast<func::ReturnOp>(spec.getBody().front().getTerminator());
   auto planRet = cast<func::ReturnOp>(plan.getBody().front().getTerminator());
-  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    // A returned sharding (shard.get_sharding in the input, the constant
+    // sharding in the partitioned function) is compared as an attribute.
+    if (isa<shard::ShardingType>(v.getType()) &&
+        isa<shard::ShardingType>(planRet.getOperand(i).getType())) {
+      shard::ShardingOp want = resolvedSharding(v),
+                        got = resolvedSharding(planRet.getOperand(i));
+      if (!want || !got) {
+        ret.emitError() << "shard-partition import: result " << i
+                        << " is a sharding tv cannot resolve to a "
+                           "shard.sharding (not modeled)";
+        return {};
+      }
+      if (shard::Sharding(want.getResult()) !=
+          shard::Sharding(got.getResult())) {
+        markWrongPartition();
+        InFlightDiagnostic d = planRet.emitError()
+                               << "wrong partition: result " << i
+                               << " is a sharding other than the input's";
+        d.attachNote(want.getLoc()) << "the input's sharding";
+        return {};
+      }
+      continue;
+    }
     if (!staticTensor(v.getType()) ||
         !isa<RankedTensorType>(planRet.getOperand(i).getType())) {
       Value bad = staticTensor(v.getType()) ? planRet.getOperand(i) : v;
@@ -482,6 +516,7 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
           << " is not a statically shaped tensor (not modeled)";
       return {};
     }
+  }
   // One tensor's lineages, reported at its annotation (else at `fallback`),
   // its local type checked against the partitioned value `local`.
   auto tensorLineages = [&](StringRef name, Value v, shard::ShardingOp sharding,
@@ -503,7 +538,8 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
                               &argBlocks[i])))
       return {};
   for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-    if (failed(tensorLineages("out" + std::to_string(i), v, resultSharding(v),
+    if (!isa<shard::ShardingType>(v.getType()) &&
+        failed(tensorLineages("out" + std::to_string(i), v, resultSharding(v),
                               ret, planRet.getOperand(i))))
       return {};
 
