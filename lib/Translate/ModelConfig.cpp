@@ -228,19 +228,26 @@ static LogicalResult parseModelKeys(const json::Object &o, ModelCfg &c,
       // Phi-3 (mini, medium): Mistral's architecture, its projections
       // fused in the checkpoint (qkv_proj, gate_up_proj: the same math).
       c.mistral = c.phi3 = true;
+    } else if (s && *s == "gemma2") {
+      // Gemma 2, with Hugging Face's Gemma2Config defaults for the keys a
+      // config leaves out (ModelConfigKeys.cpp reads the ones it gives).
+      c.gemma2 = c.tied = true;
+      c.headDim = 256;
+      c.qScalar = 256;
+      c.attnCap = 50.0;
+      c.finalCap = 30.0;
+      c.localWindow = 4096;
     } else if (!s || *s != "llama") {
       // Worded as a key error, so that it is reported at the key. The
       // families people ask for say what tv lacks for them.
       std::string why;
       if (s && s->starts_with("gemma"))
-        why = "Gemma's GeGLU, logit soft-capping, alternating "
-              "sliding-window and global layers, query_pre_attn_scalar, "
-              "(1 + w) norms and extra norms are not modeled; ";
+        why = "only Gemma 2 is modeled; ";
       err = "key 'model_type' = " +
             (s ? "\"" + s->str() + "\"" : std::string("a non-string")) +
             " is not supported (" + why + "supported: \"llama\", "
             "\"mistral\", \"mixtral\", \"phi3\", \"qwen2\", \"qwen3\", "
-            "\"deepseek_v3\", \"deepseek_v2\")";
+            "\"gemma2\", \"deepseek_v3\", \"deepseek_v2\")";
       return failure();
     }
   }
@@ -577,6 +584,8 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
           "micro-batches (" + Twine(pc.mb) + ") to be a multiple of pp (" +
           Twine(pc.pp) + ")");
   }
+  check(pc.cp == 1 || !mc.gemma2,
+        "context parallelism with Gemma 2 is not generated");
   if (pc.cp > 1) {
     check(!clCpComm.empty(),
           "cp=" + Twine(pc.cp) + " needs --cp-comm: 'p2p' (Megatron-LM's ring "

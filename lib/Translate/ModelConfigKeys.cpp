@@ -66,7 +66,8 @@ static const std::map<std::string, std::string> &trainingKeys() {
 
 /// The family tv models for the config, as messages name it.
 static const char *familyName(const ModelCfg &c) {
-  return c.phi3       ? "Phi-3"
+  return c.gemma2     ? "Gemma 2"
+         : c.phi3     ? "Phi-3"
          : c.mixtral  ? "Mixtral"
          : c.deepseek ? "DeepSeek"
          : c.qkvBias  ? "Qwen2"
@@ -148,6 +149,50 @@ void mlir::tv::modelgen::auditModelKeys(
     if (key == "attention_bias" ||
         key == "mlp_bias" || key == "use_sliding_window") {
       ok = isFalse(), want = "false";
+    } else if (c.gemma2 && (key == "hidden_act" || key == "hidden_activation")) {
+      // GeGLU with the tanh approximation of GELU (ModelGenGemma.cpp).
+      ok = v.getAsString() == std::optional<StringRef>("gelu_pytorch_tanh");
+      want = "\"gelu_pytorch_tanh\"";
+    } else if (c.gemma2 && key == "head_dim") {
+      std::optional<int64_t> i = v.getAsInteger();
+      ok = i && *i >= 2 && *i % 2 == 0 && *i <= (int64_t(1) << 16);
+      want = "an even head dimension";
+      if (ok)
+        c.headDim = *i;
+    } else if (c.gemma2 && key == "query_pre_attn_scalar") {
+      std::optional<double> n = v.getAsNumber();
+      ok = n && *n > 0, want = "a positive number";
+      if (ok)
+        c.qScalar = *n;
+    } else if (c.gemma2 && (key == "attn_logit_softcapping" ||
+                            key == "final_logit_softcapping")) {
+      // null: no soft-capping, as Hugging Face reads it.
+      std::optional<double> n = v.getAsNumber();
+      ok = v.getAsNull().has_value() || (n && *n > 0);
+      want = "null or a positive cap";
+      double cap = n && *n > 0 ? *n : 0;
+      (key == "attn_logit_softcapping" ? c.attnCap : c.finalCap) = cap;
+    } else if (c.gemma2 && key == "sliding_window") {
+      // The window of the even layers (Hugging Face's Gemma2: layer i
+      // slides when i is even); the odd layers attend globally.
+      std::optional<int64_t> w = v.getAsInteger();
+      ok = w && *w >= 1, want = "a positive window";
+      if (ok)
+        c.localWindow = *w;
+    } else if (c.gemma2 && key == "sliding_window_size") {
+      // An older copy of sliding_window that Hugging Face does not read:
+      // accepted when it agrees.
+      ok = v.getAsInteger() == o.getInteger("sliding_window");
+      want = "sliding_window's value";
+    } else if (c.gemma2 && key == "layer_types") {
+      // Accepted when it states Gemma 2's own alternation.
+      const json::Array *arr = v.getAsArray();
+      ok = arr != nullptr;
+      for (size_t i = 0; arr && i < arr->size(); ++i)
+        ok = ok && (*arr)[i].getAsString() ==
+                       std::optional<StringRef>(i % 2 == 0 ? "sliding_attention"
+                                                           : "full_attention");
+      want = "sliding_attention on even layers, full_attention on odd ones";
     } else if (key == "hidden_act" || key == "hidden_activation") {
       ok = v.getAsString() == std::optional<StringRef>("silu"), want = "\"silu\"";
     } else if (key == "head_dim" && v.getAsNull()) {

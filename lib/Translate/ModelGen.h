@@ -645,6 +645,14 @@ struct ModelCfg {
   /// renormalized), no shared expert.
   bool mixtral = false;
   bool moe() const { return deepseek || mixtral; }
+  /// Gemma 2 (model_type "gemma2", ModelGenGemma.cpp): GeGLU (tanh GELU),
+  /// (1 + w) RMSNorms and post-attention / post-feedforward norms,
+  /// embeddings scaled by sqrt(hidden), scores scaled by `qScalar`^-0.5 and
+  /// soft-capped by `attnCap`, logits soft-capped by `finalCap` (0: none),
+  /// a `localWindow` on even layers (0: none), global odd layers.
+  bool gemma2 = false;
+  double qScalar = 0, attnCap = 0, finalCap = 0;
+  int64_t localWindow = 0;
   /// The config's `rope_scaling` (JSON), empty if none: it changes the
   /// values of the RoPE tables, which are inputs of the step.
   std::string ropeScaling;
@@ -1008,6 +1016,19 @@ private:
   bool inPlan = false;
   int64_t curStage = 0, curMb = 0;
   Val cosV, sinV, maskV;
+  /// Gemma 2: the sliding-window mask of the even layers.
+  Val maskW;
+  const Val &layerMask(int64_t k) const {
+    return m.localWindow && k % 2 == 0 ? maskW : maskV;
+  }
+  // Gemma 2's pieces (ModelGenGemma.cpp).
+  Val normWeight(Prog &P, const Val &w);
+  double attnScale(int64_t dqk) const;
+  Val softcap(Prog &P, const Val &x, double c, StringRef hint);
+  Val softcapGrad(Prog &P, const Val &x, const Val &g, double c,
+                  StringRef hint);
+  Val geluTanh(Prog &P, const Val &x, StringRef hint);
+  Val geluTanhGrad(Prog &P, const Val &x, const Val &g, StringRef hint);
   std::vector<Rec> recs;
   /// Weight inputs of the program being generated, by name.
   std::map<std::string, Val> weightsIn;

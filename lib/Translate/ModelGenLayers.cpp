@@ -104,6 +104,8 @@ Vals Gen::layerWeights(Prog &P, int64_t k, const Dims &d) {
       in("k_norm", {hd}, -1);
     }
     in("wo", {m.H, d.nh * hd}, 1);
+    if (m.gemma2)
+      in("post_attention_norm", {m.H}, -1);
   } else {
     // Multi-head latent attention (DeepSeek-V2/V3): low-rank query and
     // joint key/value compressions, replicated over tp; the up-projections
@@ -127,6 +129,8 @@ Vals Gen::layerWeights(Prog &P, int64_t k, const Dims &d) {
     in("w1", {d.I, m.H}, 0);
     in("w2", {m.H, d.I}, 1);
     in("w3", {d.I, m.H}, 0);
+    if (m.gemma2)
+      in("post_ffn_norm", {m.H}, -1);
   } else {
     in("gate", {m.nExperts, m.H}, -1);
     in("experts.w1", {d.experts, d.moeI, m.H}, 1, 0);
@@ -172,7 +176,7 @@ Vals Gen::layerForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
   a["x"] = x;
   P.comment("layer " + std::to_string(k) + " forward" +
             (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
-  a["xn"] = norm(P, x, w.at("attention_norm"), "xn");
+  a["xn"] = norm(P, x, normWeight(P, w.at("attention_norm")), "xn");
   T(P, lname(k, "xn"), a["xn"], 0, RES_TP);
   // MLA with a query compression under sp reads only the chunk.
   Val xg = m.deepseek && m.qLora && inPlan && d.sp
@@ -181,9 +185,12 @@ Vals Gen::layerForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
   a["xg"] = xg;
   attnForward(P, d, w, k, a, xg);
   Val ao = toResidual(P, d, &a["ao_part"], nullptr, nullptr, "attn_out");
+  if (m.gemma2) // Gemma 2's post-attention norm
+    ao = norm(P, a["ao"] = ao,
+              normWeight(P, w.at("post_attention_norm")), "attn_out_norm");
   a["h"] = P.add(x, ao, "h");
   T(P, lname(k, "h"), a["h"], 0, RES_TP);
-  a["hn"] = norm(P, a["h"], w.at("ffn_norm"), "hn");
+  a["hn"] = norm(P, a["h"], normWeight(P, w.at("ffn_norm")), "hn");
   T(P, lname(k, "hn"), a["hn"], 0, RES_TP);
   Val hg = gatherSeq(P, d, a["hn"], "hn_full");
   a["hg"] = hg;
@@ -192,6 +199,9 @@ Vals Gen::layerForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
                       a.count("fo_full") ? &a["fo_full"] : nullptr,
                       a.count("fo_local") ? &a["fo_local"] : nullptr,
                       "ffn_out");
+  if (m.gemma2) // Gemma 2's post-feedforward norm
+    mo = norm(P, a["mo"] = mo, normWeight(P, w.at("post_ffn_norm")),
+              "ffn_out_norm");
   a["out"] = P.add(a["h"], mo, "out");
   T(P, lname(k, "out"), a["out"], 0, RES_TP);
   return a;
@@ -316,8 +326,10 @@ void Gen::attnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
   a["kRep"] = repeatKv(P, a["k"], R, "k_rep");
   a["vRep"] = repeatKv(P, a["v"], R, "v_rep");
   Val sc = P.matmul(a["q"], a["kRep"], false, true, "scores");
-  Val scs = P.scale(sc, 1.0 / std::sqrt((double)dqk), "scores_scaled");
-  Val msk = P.applyMask(scs, maskV, "scores_masked");
+  Val scs = P.scale(sc, attnScale(dqk), "scores_scaled");
+  if (m.attnCap) // Gemma 2: c * tanh(scores / c)
+    scs = softcap(P, a["scores_pre_cap"] = scs, m.attnCap, "scores_capped");
+  Val msk = P.applyMask(scs, layerMask(k), "scores_masked");
   a["probs"] = P.softmax(msk, 3, "probs");
   // Under Ulysses the heads are split over tp and then cp: no lineage.
   tagCpDim = 2;
@@ -343,7 +355,8 @@ void Gen::ffnForward(Prog &P, const Dims &d, const Vals &w, int64_t k,
     T(P, lname(k, n + "ffn_a"), a[n + "a"], 0, 2);
     a[n + "b"] = P.linear(hg, w3, n + "ffn_b");
     T(P, lname(k, n + "ffn_b"), a[n + "b"], 0, 2);
-    a[n + "sa"] = P.silu(a[n + "a"], n + "ffn_silu");
+    a[n + "sa"] = m.gemma2 ? geluTanh(P, a[n + "a"], n + "ffn_gelu")
+                           : P.silu(a[n + "a"], n + "ffn_silu");
     a[n + "g"] = P.mul(a[n + "sa"], a[n + "b"], n + "ffn_g");
     T(P, lname(k, n + "ffn_g"), a[n + "g"], 0, 2);
     return P.linear(a[n + "g"], w2, d.tp ? n + "ffn_out_part" : n + "ffn_out");
@@ -414,9 +427,20 @@ Val Gen::layerBackward(Prog &P, const Dims &d, const Vals &w, int64_t k,
   // back through the block's norm, and add to the residual gradient.
   auto block = [&](const Val &dIn, StringRef gatherHint, auto backwardFn,
                    StringRef dnName, StringRef normIn, StringRef normW,
-                   StringRef hx, StringRef hw, StringRef outName) {
-    a["d_in_local"] = dIn;
-    auto [part, full] = backwardFn(gatherSeq(P, d, dIn, gatherHint));
+                   StringRef hx, StringRef hw, StringRef outName,
+                   StringRef postIn, StringRef postW) {
+    Val dBr = dIn;
+    if (m.gemma2) {
+      // Back through Gemma 2's post-attention / post-feedforward norm.
+      auto [db, dwp] = P.rmsnormGrad(a[postIn.str()],
+                                     normWeight(P, w.at(postW.str())), dIn,
+                                     m.eps, (hx + "_post").str(),
+                                     ("d_" + postW).str());
+      grad(P, lname(k, postW), dwp, -1, /*seqPartial=*/true);
+      dBr = db;
+    }
+    a["d_in_local"] = dBr;
+    auto [part, full] = backwardFn(gatherSeq(P, d, dBr, gatherHint));
     // Under sequence parallelism, the parts of the block that run on this
     // rank's sequence chunk (MLA's down-projections, the routed experts)
     // give their input's gradient there already.
@@ -430,7 +454,8 @@ Val Gen::layerBackward(Prog &P, const Dims &d, const Vals &w, int64_t k,
                         local ? &*local : nullptr, dnName);
     T(P, lname(k, dnName), dn, 0, RES_TP);
     auto [dxn, dwn] =
-        P.rmsnormGrad(a[normIn.str()], w.at(normW.str()), dn, m.eps, hx, hw);
+        P.rmsnormGrad(a[normIn.str()], normWeight(P, w.at(normW.str())), dn,
+                      m.eps, hx, hw);
     grad(P, lname(k, normW), dwn, -1, /*seqPartial=*/true);
     Val r = P.add(dIn, dxn, outName);
     T(P, lname(k, outName), r, 0, RES_TP);
@@ -439,11 +464,13 @@ Val Gen::layerBackward(Prog &P, const Dims &d, const Vals &w, int64_t k,
   Val dh = block(
       dout, "d_ffn_out",
       [&](const Val &g) { return ffnBackward(P, d, w, k, a, g); }, "d_hn",
-      "h", "ffn_norm", "d_h_norm", "d_ffn_norm", "d_h");
+      "h", "ffn_norm", "d_h_norm", "d_ffn_norm", "d_h", "mo",
+      "post_ffn_norm");
   Val dx = block(
       dh, "d_attn_out",
       [&](const Val &g) { return attnBackward(P, d, w, k, a, g); }, "d_xn",
-      "x", "attention_norm", "d_x_norm", "d_attention_norm", "d_x");
+      "x", "attention_norm", "d_x_norm", "d_attention_norm", "d_x", "ao",
+      "post_attention_norm");
   return dx;
 }
 
@@ -459,7 +486,8 @@ std::pair<Val, Val> Gen::ffnBackward(Prog &P, const Dims &d, const Vals &w,
     auto [dsa, db] = P.mulGrad(a[n + "sa"], a[n + "b"], dg,
                                "d_" + n + "ffn_silu", "d_" + n + "ffn_b");
     T(P, lname(k, "d_" + n + "ffn_b"), db, 0, 2);
-    Val da = P.siluGrad(a[n + "a"], dsa, "d_" + n + "ffn_a");
+    Val da = m.gemma2 ? geluTanhGrad(P, a[n + "a"], dsa, "d_" + n + "ffn_a")
+                      : P.siluGrad(a[n + "a"], dsa, "d_" + n + "ffn_a");
     T(P, lname(k, "d_" + n + "ffn_a"), da, 0, 2);
     auto [dh1, dw1] = P.linearGrad(hg, w.at(wn + "w1"), da,
                                    "d_" + n + "hn_1", "d_" + n + "w1");
@@ -553,8 +581,12 @@ std::pair<Val, Val> Gen::attnBackward(Prog &P, const Dims &d, const Vals &w,
       T(P, lname(k, "d_probs"), dpr, 0, 1);
     dvRep = P.matmul(a["probs"], dot, true, false, "d_v_rep");
     Val dsm = P.softmaxGrad(a["probs"], dpr, 3, "d_scores_masked");
-    Val dss = P.applyMask(dsm, maskV, "d_scores_scaled", /*grad=*/true);
-    Val ds = P.scale(dss, 1.0 / std::sqrt((double)dqk), "d_scores");
+    Val dss = P.applyMask(dsm, layerMask(k), "d_scores_scaled",
+                          /*grad=*/true);
+    if (m.attnCap)
+      dss = softcapGrad(P, a["scores_pre_cap"], dss, m.attnCap,
+                        "d_scores_uncapped");
+    Val ds = P.scale(dss, attnScale(dqk), "d_scores");
     if (!ulysses())
       T(P, lname(k, "d_scores"), ds, 0, 1);
     tagCpDim = 1;
@@ -854,6 +886,8 @@ Val Gen::embedForward(Prog &P, const Dims &d, const Val &tokens,
   P.comment("embedding" +
             (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
   Val e = P.embedding(tokens, emb, d.tp, d.tp ? "embed_part" : "embed");
+  if (m.gemma2) // Gemma: embeddings scaled by sqrt(hidden_size)
+    e = P.scale(e, std::sqrt((double)m.H), "embed_scaled");
   e = toResidual(P, d, &e, nullptr, nullptr, "embed");
   T(P, "embed", e, 0, RES_TP);
   return e;
@@ -864,6 +898,8 @@ void Gen::embedBackward(Prog &P, const Dims &d, const Val &tokens,
   P.comment("embedding backward" +
             (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
   Val dxg = gatherSeq(P, d, dx, "d_embed");
+  if (m.gemma2)
+    dxg = P.scale(dxg, std::sqrt((double)m.H), "d_embed_scaled");
   Val g = P.embeddingGrad(tokens, dxg, {d.V, m.H}, d.tp, "d_tok_embeddings");
   grad(P, "tok_embeddings", g, 0);
 }
@@ -892,10 +928,12 @@ Vals Gen::headForward(Prog &P, const Dims &d, const Val &normW,
   P.comment("final norm, LM head, loss" +
             (inPlan ? ", micro-batch " + std::to_string(curMb) : ""));
   h["x"] = x;
-  h["fn"] = norm(P, x, normW, "final_xn");
+  h["fn"] = norm(P, x, normWeight(P, normW), "final_xn");
   T(P, "final.xn", h["fn"], 0, RES_TP);
   h["fg"] = gatherSeq(P, d, h["fn"], "final_xn_full");
   Val lg = P.linear(h["fg"], outW, d.tp ? "logits_part" : "logits");
+  if (m.finalCap) // Gemma 2: c * tanh(logits / c)
+    lg = softcap(P, h["logits_pre_cap"] = lg, m.finalCap, "logits_capped");
   h["labels"] = P.reshape(labels, {R * S}, "labels_flat");
   // Megatron's vocabulary-parallel cross-entropy: the logits stay sharded
   // over tp (decision 59). The spec of such a plan computes the same loss
@@ -986,6 +1024,9 @@ Val Gen::headBackward(Prog &P, const Dims &d, const Val &normW,
     if (d.tp)
       dlg = P.chunk(dlg, 2, p.tp, {"tp"}, "d_logits_chunk");
   }
+  if (m.finalCap)
+    dlg = softcapGrad(P, h["logits_pre_cap"], dlg, m.finalCap,
+                      "d_logits_uncapped");
   auto [dfn, dout] = P.linearGrad(h["fg"], outW, dlg,
                                   d.tp ? "d_final_xn_part" : "d_final_xn",
                                   "d_output");
@@ -993,7 +1034,8 @@ Val Gen::headBackward(Prog &P, const Dims &d, const Val &normW,
   dfn = toResidual(P, d, &dfn, nullptr, nullptr, "d_final_xn");
   T(P, "final.d_xn", dfn, 0, RES_TP);
   auto [dx, dn] =
-      P.rmsnormGrad(h["x"], normW, dfn, m.eps, "d_final_x", "d_norm");
+      P.rmsnormGrad(h["x"], normWeight(P, normW), dfn, m.eps, "d_final_x",
+                    "d_norm");
   grad(P, "norm", dn, -1, /*seqPartial=*/true);
   T(P, "final.d_x", dx, 0, RES_TP);
   return dx;

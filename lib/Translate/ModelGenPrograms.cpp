@@ -35,6 +35,8 @@ std::string Gen::spec() {
   Val normW = weight(P, "norm", {m.H}, -1);
   Val outW = m.tied ? emb : weight(P, "output", {m.V, m.H}, 0);
   maskV = P.causalMask(S, "mask", m.window);
+  if (m.localWindow) // Gemma 2's sliding-window layers
+    maskW = P.causalMask(S, "mask_local", m.localWindow);
   if (p.cp > 1 && p.cpBalance) {
     // The load-balanced order (decision 75): the spec computes in it, a
     // permutation of the positions (every op but the mask and RoPE works
@@ -573,6 +575,8 @@ std::string Gen::stageProgramOne(int64_t s) {
   } else {
     maskV = P.causalMask(ulysses() ? Sfull : S, "mask", m.window);
   }
+  if (m.localWindow) // Gemma 2 (refused with context parallelism)
+    maskW = P.causalMask(S, "mask_local", m.localWindow);
 
   std::map<int64_t, std::map<int64_t, Vals>> acts;
   std::map<int64_t, Vals> heads;

@@ -22,7 +22,8 @@ allgather or p2p, the ring also load-balanced; three of them DeepSeek), and
 seven Megatron's distributed optimizer (--distributed-optimizer).
 Mixtral (all layers MoE, sliding window) takes another third of the cube
 with the MoE options, and three plans with context parallelism, the
-interleaved schedule and the distributed optimizer; Phi-3 four plans.
+interleaved schedule and the distributed optimizer; Phi-3 four plans;
+Gemma 2 eight.
 Any outcome but "proven" fails the test and names the configuration.
 """
 import concurrent.futures as cf
@@ -97,6 +98,22 @@ for par, extra in (
         ("dp=1 tp=4 pp=2 mb=4", ["--optimizer", "adam"]),
         ("dp=2 cp=2 tp=2 pp=1 mb=1", ["--cp-comm", "a2a"])):
     jobs.append(("phi3", par, extra, 2))
+
+# Gemma 2 (GeGLU, soft-capped scores and logits, sliding-window even
+# layers, (1 + w) and post-block norms, head_dim other than hidden /
+# heads, tied embeddings): eight plans.
+for par, extra, layers in (
+        ("dp=2 tp=2 pp=2 mb=2", ["--sp"], 2),
+        ("dp=4 tp=1 pp=1 mb=2", ["--zero", "3"], 2),
+        ("dp=1 tp=4 pp=2 mb=4", ["--optimizer", "adam"], 2),
+        ("dp=2 tp=2 pp=2 mb=2", ["--vpp", "2"], 4),
+        ("dp=2 tp=1 pp=2 mb=2", ["--distributed-optimizer"], 2),
+        ("dp=1 tp=2 pp=1 mb=2",
+         ["--gather-logits", "--make-vocab-size-divisible-by", "3"], 2),
+        ("dp=2 tp=2 pp=1 mb=1", ["--loss-scaling", "per-rank", "--zero", "2"],
+         2),
+        ("dp=4 tp=4 pp=4 mb=4", ["--sp", "--zero", "1"], 4)):
+    jobs.append(("gemma2", par, extra, layers))
 
 # Interleaved 1F1B (Megatron's virtual pipeline, --vpp 2): two chunks of two
 # layers on each of two pipeline ranks, for every architecture, with the
