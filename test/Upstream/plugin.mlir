@@ -33,6 +33,12 @@
 // RUN: FileCheck %s --check-prefix=STATS < %t.bug.json
 // STATS: "result": "counterexample",
 // STATS: "verdict": "wrong"
+// An unwritable stats file is an input error, refused before any stage
+// runs (the host's own exit status is its own; the verdict line says it).
+// RUN: not mlir-opt-22 --load-dialect-plugin=%tv_plugin --load-pass-plugin=%tv_plugin --pass-pipeline='builtin.module(tv-verify-pipeline{stats-file=%t.no/such/dir/x.json})' %examples/tp_mlp.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOSTATS
+// NOSTATS: error: cannot write the stats-file: No such file or directory
+// NOSTATS-NEXT: tv-verdict: input-error
+// NOSTATS-NOT: tv-verify: proven
 
 // A 2-way row-parallel matmul.
 module {
