@@ -9,12 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ShardImport.h"
+#include "TrainVerify/Dialect/TVOps.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::tv::shardimport;
+namespace tvir = mlir::tv;
 
 LogicalResult Emitter::needsProcess(Operation *op) {
   if (process >= 0)
@@ -81,8 +83,16 @@ LogicalResult Emitter::rootCollective(Operation *op) {
   if (red && red.getReduction() != shard::ReductionKind::Sum)
     return op->emitError() << "shard-partition import: a reduce other "
                               "than a sum is not modeled";
-  std::string tail = " root " + std::to_string(rootIndex(grid, axes, root));
+  IntegerAttr rootAttr = i64(rootIndex(grid, axes, root));
   Value in = b ? b.getInput() : red.getInput();
+  RankedTensorType resTy = tvType(op->getResult(0).getType());
+  auto make = [&](Value x, ArrayAttr ax) -> Value {
+    if (b)
+      return tvir::BroadcastCommOp::create(this->b, op->getLoc(), resTy, x,
+                                           rootAttr, ax, ArrayAttr());
+    return tvir::ReduceOp::create(this->b, op->getLoc(), resTy, x, rootAttr,
+                                  ax, ArrayAttr());
+  };
   if (b && process >= 0 && !isAt(axes, root) && undefs.count(in) &&
       !name.count(in)) {
     // A member other than the root: its input is not read, and is
@@ -90,18 +100,16 @@ LogicalResult Emitter::rootCollective(Operation *op) {
     // the same; positions are one that reads nothing.
     if (failed(checkTensor(op, in.getType())))
       return failure();
-    std::string n = fresh();
-    line(n + " = tv.iota dim 0 offset 0 : " + typeStr(in.getType()),
-         op->getLoc());
-    FailureOr<std::string> bc = collectiveOf(op, "bcast", tail, n, in.getType(),
-                                             axes, op->getResult(0).getType());
+    Value n = tvir::IotaOp::create(this->b, op->getLoc(), tvType(in.getType()),
+                                   i64(0), i64(0));
+    FailureOr<Value> bc =
+        collectiveOf(op, axes, [&](ArrayAttr ax) { return make(n, ax); });
     if (failed(bc))
       return failure();
     name[op->getResult(0)] = *bc;
     return success();
   }
-  return collective(op, b ? "bcast" : "reduce", tail, in, axes,
-                    op->getResult(0));
+  return collective(op, in, axes, op->getResult(0), make);
 }
 
 LogicalResult Emitter::gather(shard::GatherOp op) {
@@ -110,10 +118,13 @@ LogicalResult Emitter::gather(shard::GatherOp op) {
     return failure();
   // Every member takes part in the gather; only the root's result is
   // defined.
-  if (failed(collective(op, "all_gather",
-                        " dim " +
-                            std::to_string(op.getGatherAxis().getSExtValue()),
-                        op.getInput(), op.getGridAxes(), op.getResult())))
+  if (failed(collective(op, op.getInput(), op.getGridAxes(), op.getResult(),
+                        [&](Value in, ArrayAttr ax) -> Value {
+                          return tvir::AllGatherOp::create(
+                              b, op.getLoc(), tvType(op.getType()), in,
+                              i64(op.getGatherAxis().getSExtValue()),
+                              DenseI64ArrayAttr(), ax, ArrayAttr());
+                        })))
     return failure();
   if (!isAt(op.getGridAxes(), op.getRoot())) {
     name.erase(op.getResult());
@@ -128,20 +139,21 @@ LogicalResult Emitter::scatter(shard::ScatterOp op) {
     return failure();
   // The root's input split along the axis: the root's input broadcast, then
   // each member's chunk of it (the others' inputs are ignored).
-  FailureOr<std::string> in = use(op, op.getInput());
+  FailureOr<Value> in = use(op, op.getInput());
   if (failed(in))
     return failure();
-  FailureOr<std::string> b = collectiveOf(
-      op, "bcast",
-      " root " +
-          std::to_string(rootIndex(grid, op.getGridAxes(), op.getRoot())),
-      *in, op.getInput().getType(), op.getGridAxes(), op.getInput().getType());
-  if (failed(b))
+  FailureOr<Value> bc = collectiveOf(op, op.getGridAxes(), [&](ArrayAttr ax) {
+    return tvir::BroadcastCommOp::create(
+        b, op.getLoc(), tvType(op.getInput().getType()), *in,
+        i64(rootIndex(grid, op.getGridAxes(), op.getRoot())), ax, ArrayAttr());
+  });
+  if (failed(bc))
     return failure();
-  FailureOr<std::string> c = collectiveOf(
-      op, "chunk",
-      " dim " + std::to_string(op.getScatterAxis().getSExtValue()), *b,
-      op.getInput().getType(), op.getGridAxes(), op.getResult().getType());
+  FailureOr<Value> c = collectiveOf(op, op.getGridAxes(), [&](ArrayAttr ax) {
+    return tvir::ChunkOp::create(b, op.getLoc(), tvType(op.getType()), *bc,
+                                 i64(op.getScatterAxis().getSExtValue()),
+                                 IntegerAttr(), ax, ArrayAttr());
+  });
   if (failed(c))
     return failure();
   name[op.getResult()] = *c;
@@ -155,15 +167,14 @@ LogicalResult Emitter::send(shard::SendOp op) {
     return op.emitError() << "shard-partition import: a send to a dynamic "
                              "destination is not modeled";
   FailureOr<int64_t> peer = peerAt(op, op.getGridAxes(), op.getDestination());
-  FailureOr<std::string> in = use(op, op.getInput());
+  FailureOr<Value> in = use(op, op.getInput());
   if (failed(peer) || failed(in))
     return failure();
   if (*peer == process)
     return op.emitError() << "shard-partition import: process " << process
                           << " sends to itself (not modeled)";
-  line("tv.send " + *in + " {peer = " + std::to_string(*peer) + "} : " +
-           typeStr(op.getInput().getType()),
-       op.getLoc());
+  tvir::SendOp::create(b, op.getLoc(), *in, i64(*peer), StringAttr(),
+                       IntegerAttr(), i64(0), DenseI64ArrayAttr());
   // The op's result is not specified by the dialect: undefined.
   undefined(op.getResult(), "the result of shard.send");
   return success();
@@ -183,11 +194,9 @@ LogicalResult Emitter::recv(shard::RecvOp op) {
   if (*peer == process)
     return op.emitError() << "shard-partition import: process " << process
                           << " receives from itself (not modeled)";
-  std::string r = fresh();
-  line(r + " = tv.recv {peer = " + std::to_string(*peer) + "} : " +
-           typeStr(op.getResult().getType()),
-       op.getLoc());
-  name[op.getResult()] = r;
+  name[op.getResult()] = tvir::RecvOp::create(
+      b, op.getLoc(), tvType(op.getType()), i64(*peer), StringAttr(),
+      IntegerAttr(), i64(0), DenseI64ArrayAttr());
   return success();
 }
 
@@ -215,25 +224,24 @@ LogicalResult Emitter::shift(shard::ShiftOp op) {
     return grid.linear(p);
   };
   int64_t dest = along(c[axis] + offset), src = along(c[axis] - offset);
-  FailureOr<std::string> in = use(op, op.getInput());
+  FailureOr<Value> in = use(op, op.getInput());
   if (failed(in))
     return failure();
-  std::string t = typeStr(op.getInput().getType());
+  RankedTensorType t = tvType(op.getInput().getType());
   if (dest == process) { // a whole turn: nothing moves
     name[op.getResult()] = *in;
     return success();
   }
   if (dest >= 0)
-    line("tv.send " + *in + " {peer = " + std::to_string(dest) + "} : " + t,
-         op.getLoc());
+    tvir::SendOp::create(b, op.getLoc(), *in, i64(dest), StringAttr(),
+                         IntegerAttr(), i64(0), DenseI64ArrayAttr());
   if (src < 0) {
     undefined(op.getResult(), "shard.shift with no source");
     return success();
   }
-  std::string r = fresh();
-  line(r + " = tv.recv {peer = " + std::to_string(src) + "} : " + t,
-       op.getLoc());
-  name[op.getResult()] = r;
+  name[op.getResult()] =
+      tvir::RecvOp::create(b, op.getLoc(), t, i64(src), StringAttr(),
+                           IntegerAttr(), i64(0), DenseI64ArrayAttr());
   return success();
 }
 
@@ -244,73 +252,53 @@ LogicalResult Emitter::allReduceMin(shard::AllReduceOp op) {
   if (!isFloatTensor(op.getInput()))
     return op.emitError() << "shard-partition import: a min all-reduce of "
                              "integers is not modeled";
-  FailureOr<std::string> in = use(op, op.getInput());
+  FailureOr<Value> in = use(op, op.getInput());
   if (failed(in))
     return failure();
-  std::string t = typeStr(ty);
-  std::string neg = fresh();
-  line(neg + " = tv.neg " + *in + " : " + t, op.getLoc());
-  FailureOr<std::string> m = collectiveOf(op, "all_reduce max", "", neg, ty,
-                                          op.getGridAxes(), ty);
+  RankedTensorType t = tvType(ty);
+  Value neg = tvir::NegOp::create(b, op.getLoc(), t, *in);
+  FailureOr<Value> m = collectiveOf(op, op.getGridAxes(), [&](ArrayAttr ax) {
+    return tvir::AllReduceOp::create(
+        b, op.getLoc(), t, neg,
+        tvir::ReduceKindAttr::get(b.getContext(), tvir::ReduceKind::max), ax,
+        ArrayAttr());
+  });
   if (failed(m))
     return failure();
-  std::string r = fresh();
-  line(r + " = tv.neg " + *m + " : " + t, op.getLoc());
-  name[op.getResult()] = r;
+  name[op.getResult()] = tvir::NegOp::create(b, op.getLoc(), t, *m);
   return success();
 }
 
-std::string Emitter::insertAt(Operation *op, const std::string &dest,
-                              ArrayRef<int64_t> destShape,
-                              const std::string &src,
-                              ArrayRef<int64_t> srcShape,
-                              ArrayRef<int64_t> offsets, unsigned d, Type elt) {
+Value Emitter::insertAt(Operation *op, Value dest, Value src,
+                        ArrayRef<int64_t> offsets, unsigned d) {
+  auto destTy = cast<RankedTensorType>(dest.getType());
+  ArrayRef<int64_t> destShape = destTy.getShape();
+  ArrayRef<int64_t> srcShape = cast<RankedTensorType>(src.getType()).getShape();
   if (d == destShape.size())
     return src;
-  auto tensorOf = [&](ArrayRef<int64_t> shape) {
-    return typeStr(RankedTensorType::get(shape, elt));
-  };
   // dest[..., a:b, ...] along dimension d (whole along the others).
-  auto piece = [&](int64_t a, int64_t b) {
+  auto piece = [&](int64_t a, int64_t c) -> Value {
     SmallVector<int64_t> start(destShape.size(), 0), shape(destShape);
     start[d] = a;
-    shape[d] = b - a;
-    std::string n = fresh();
-    std::string st;
-    for (auto [i, o] : llvm::enumerate(start))
-      st += (i ? ", " : "") + std::to_string(o);
-    line(n + " = tv.slice " + dest + " start [" + st + "] : " +
-             tensorOf(destShape) + " -> " + tensorOf(shape),
-         op->getLoc());
-    return std::make_pair(n, shape);
+    shape[d] = c - a;
+    return tvir::SliceOp::create(
+        b, op->getLoc(), RankedTensorType::get(shape, destTy.getElementType()),
+        dest, ints(start));
   };
   int64_t lo = offsets[d], hi = lo + srcShape[d];
   // The middle rows: src inserted into dest's rows lo:hi along the later
   // dimensions.
-  auto [mid, midShape] =
-      lo == 0 && hi == destShape[d]
-          ? std::make_pair(dest, SmallVector<int64_t>(destShape))
-          : piece(lo, hi);
-  std::string middle =
-      insertAt(op, mid, midShape, src, srcShape, offsets, d + 1, elt);
-  SmallVector<std::pair<std::string, SmallVector<int64_t>>> parts;
+  Value mid = lo == 0 && hi == destShape[d] ? dest : piece(lo, hi);
+  Value middle = insertAt(op, mid, src, offsets, d + 1);
+  SmallVector<Value> parts;
   if (lo > 0)
     parts.push_back(piece(0, lo));
-  parts.push_back({middle, midShape});
+  parts.push_back(middle);
   if (hi < destShape[d])
     parts.push_back(piece(hi, destShape[d]));
   if (parts.size() == 1)
     return middle;
-  std::string ins, tys;
-  for (auto [i, p] : llvm::enumerate(parts)) {
-    ins += (i ? ", " : "") + p.first;
-    tys += (i ? ", " : "") + tensorOf(p.second);
-  }
-  std::string n = fresh();
-  line(n + " = tv.concat " + ins + " dim " + std::to_string(d) + " : (" + tys +
-           ") -> " + tensorOf(destShape),
-       op->getLoc());
-  return n;
+  return tvir::ConcatOp::create(b, op->getLoc(), destTy, parts, i64(d));
 }
 
 LogicalResult Emitter::insertSlice(tensor::InsertSliceOp op) {
@@ -322,26 +310,20 @@ LogicalResult Emitter::insertSlice(tensor::InsertSliceOp op) {
                              "not modeled";
   if (failed(checkTensor(op, srcTy)) || failed(checkTensor(op, destTy)))
     return failure();
-  FailureOr<std::string> src = use(op, op.getSource());
+  FailureOr<Value> src = use(op, op.getSource());
   if (failed(src))
     return failure();
   ArrayRef<int64_t> offsets = op.getStaticOffsets();
-  std::string r;
+  Value r;
   if (zeros.contains(op.getDest())) {
     // Into zeros: exactly tv.slice_grad (dy placed at start in zeros).
-    std::string st;
-    for (auto [i, o] : llvm::enumerate(offsets))
-      st += (i ? ", " : "") + std::to_string(o);
-    r = fresh();
-    line(r + " = tv.slice_grad " + *src + " start [" + st + "] : " +
-             typeStr(srcTy) + " -> " + typeStr(destTy),
-         op.getLoc());
+    r = tvir::SliceGradOp::create(b, op.getLoc(), tvType(destTy), *src,
+                                  ints(offsets));
   } else {
-    FailureOr<std::string> dest = use(op, op.getDest());
+    FailureOr<Value> dest = use(op, op.getDest());
     if (failed(dest))
       return failure();
-    r = insertAt(op, *dest, destTy.getShape(), *src, srcTy.getShape(), offsets,
-                 0, destTy.getElementType());
+    r = insertAt(op, *dest, *src, offsets, 0);
   }
   name[op.getResult()] = r;
   return success();

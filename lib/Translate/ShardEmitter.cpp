@@ -1,5 +1,6 @@
 //===- ShardEmitter.cpp - one function body to a tv program ---------------===//
 #include "ShardImport.h"
+#include "TrainVerify/Dialect/TVOps.h"
 #include "TrainVerify/Translate/Translations.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -16,6 +17,56 @@
 
 using namespace mlir;
 using namespace mlir::tv::shardimport;
+namespace tvir = mlir::tv;
+
+FailureOr<Value> mlir::tv::shardimport::buildElementwise(
+    OpBuilder &b, Location loc, StringRef name, ArrayRef<Value> operands,
+    RankedTensorType type) {
+  if (operands.size() == 1) {
+    Value x = operands[0];
+    auto unary = [&](auto tag) -> Value {
+      using OpTy = decltype(tag);
+      return OpTy::create(b, loc, type, x);
+    };
+    if (name == "exp")
+      return unary(tvir::ExpOp());
+    if (name == "tanh")
+      return unary(tvir::TanhOp());
+    if (name == "log")
+      return unary(tvir::LogOp());
+    if (name == "sqrt")
+      return unary(tvir::SqrtOp());
+    if (name == "rsqrt")
+      return unary(tvir::RsqrtOp());
+    if (name == "abs")
+      return unary(tvir::AbsOp());
+    if (name == "neg")
+      return unary(tvir::NegOp());
+    if (name == "sigmoid")
+      return unary(tvir::SigmoidOp());
+    return failure();
+  }
+  if (operands.size() != 2)
+    return failure();
+  Value x = operands[0], y = operands[1];
+  auto binary = [&](auto tag) -> Value {
+    using OpTy = decltype(tag);
+    return OpTy::create(b, loc, type, x, y);
+  };
+  if (name == "add")
+    return binary(tvir::AddOp());
+  if (name == "sub")
+    return binary(tvir::SubOp());
+  if (name == "mul")
+    return binary(tvir::MulOp());
+  if (name == "div")
+    return binary(tvir::DivOp());
+  return failure();
+}
+
+Value Emitter::input(Location loc, Type t, const Twine &inputName) {
+  return tvir::InputOp::create(b, loc, tvType(t), b.getStringAttr(inputName));
+}
 
 LogicalResult Emitter::function(func::FuncOp f) {
   for (auto [i, arg] : llvm::enumerate(f.getArguments())) {
@@ -25,11 +76,7 @@ LogicalResult Emitter::function(func::FuncOp f) {
       continue;
     if (failed(checkTensor(f, arg.getType())))
       return failure();
-    std::string n = fresh();
-    line(n + " = tv.input \"arg" + std::to_string(i) +
-             "\" : " + typeStr(arg.getType()),
-         f.getLoc());
-    name[arg] = n;
+    name[arg] = input(f.getLoc(), arg.getType(), "arg" + Twine(i));
   }
   unsigned ordinal = 0;
   f.walk<WalkOrder::PreOrder>(
@@ -54,7 +101,7 @@ LogicalResult Emitter::checkTensor(Operation *op, Type t) {
   return success();
 }
 
-FailureOr<std::string> Emitter::use(Operation *op, Value v) {
+FailureOr<Value> Emitter::use(Operation *op, Value v) {
   auto it = name.find(v);
   if (it != name.end())
     return it->second;
@@ -68,17 +115,12 @@ FailureOr<std::string> Emitter::use(Operation *op, Value v) {
                              << f->second
                              << " read other than as a reduction's initial "
                                 "value is not modeled",
-             FailureOr<std::string>();
-    std::string t = typeStr(v.getType()), pos = fresh(), zero = fresh();
-    line(pos + " = tv.iota dim 0 offset 0 : " + t, v.getLoc());
-    line(zero + " = tv.scale " + pos + ", 0.0 : " + t, v.getLoc());
-    std::string n = zero;
-    if (f->second != 0.0) {
-      n = fresh();
-      std::string c;
-      llvm::raw_string_ostream(c) << llvm::format("%.17e", f->second);
-      line(n + " = tv.add_scalar " + zero + ", " + c + " : " + t, v.getLoc());
-    }
+             FailureOr<Value>();
+    Value pos = tvir::IotaOp::create(b, v.getLoc(), tvType(v.getType()),
+                                     i64(0), i64(0));
+    Value n = tvir::ScaleOp::create(b, v.getLoc(), pos, num(0.0));
+    if (f->second != 0.0)
+      n = tvir::AddScalarOp::create(b, v.getLoc(), n, num(f->second));
     name[v] = n;
     return n;
   }
@@ -87,10 +129,8 @@ FailureOr<std::string> Emitter::use(Operation *op, Value v) {
     // lineage, so no result that depends on them is proven.
     if (failed(checkTensor(op, v.getType())))
       return failure();
-    std::string n = fresh();
-    line(n + " = tv.input \"undefined" + std::to_string(undefCount++) + " (" +
-             u->second + ")\" : " + typeStr(v.getType()),
-         v.getLoc());
+    Value n = input(v.getLoc(), v.getType(),
+                    "undefined" + Twine(undefCount++) + " (" + u->second + ")");
     name[v] = n;
     return n;
   }
@@ -103,10 +143,8 @@ FailureOr<std::string> Emitter::use(Operation *op, Value v) {
     auto [read, first] = emptyRead.try_emplace(e->second, emptyOf[e->second]);
     if (!first)
       return emptyName[e->second];
-    std::string n = fresh();
-    line(n + " = tv.input \"empty" + std::to_string(e->second) +
-             "\" : " + typeStr(v.getType()),
-         emptyOf[e->second].getLoc());
+    Value n = input(emptyOf[e->second].getLoc(), v.getType(),
+                    "empty" + Twine(e->second));
     name[v] = n;
     emptyName[e->second] = n;
     return n;
@@ -159,23 +197,18 @@ std::optional<std::pair<StringRef, unsigned>> Emitter::scalarOp(Operation *op) {
 
 LogicalResult Emitter::unaryOrBinary(Operation *op, StringRef tvName,
                                      ArrayRef<Value> ins, Value result) {
-  SmallVector<std::string> ops;
+  SmallVector<Value> ops;
   for (Value v : ins) {
-    FailureOr<std::string> n = use(op, v);
+    FailureOr<Value> n = use(op, v);
     if (failed(n))
       return failure();
     ops.push_back(*n);
   }
-  std::string r = fresh();
-  std::string t = typeStr(result.getType());
-  if (ins.size() == 1)
-    line(r + " = tv." + tvName.str() + " " + ops[0] + " : " + t, op->getLoc());
-  else
-    line(r + " = tv." + tvName.str() + " " + ops[0] + ", " + ops[1] + " : " +
-             typeStr(ins[0].getType()) + ", " + typeStr(ins[1].getType()) +
-             " -> " + t,
-         op->getLoc());
-  name[result] = r;
+  FailureOr<Value> r =
+      buildElementwise(b, op->getLoc(), tvName, ops, tvType(result.getType()));
+  if (failed(r))
+    return unsupported(op);
+  name[result] = *r;
   return success();
 }
 
@@ -183,45 +216,40 @@ LogicalResult Emitter::matmul(linalg::MatmulOp m) {
   if (m.hasUserDefinedMaps())
     return m.emitError() << "shard-partition import: a matmul with "
                             "explicit indexing maps is not modeled";
-  Value a = m.getDpsInputs()[0], b = m.getDpsInputs()[1];
+  Value a = m.getDpsInputs()[0], bv = m.getDpsInputs()[1];
   Value init = m.getDpsInits()[0];
-  for (Value v : {a, b, init})
+  for (Value v : {a, bv, init})
     if (failed(checkTensor(m, v.getType())))
       return failure();
   // One element type: a matmul that extends its operands (i8 into i32) is
   // not a ring operation of one modulus.
   Type elt = cast<RankedTensorType>(init.getType()).getElementType();
-  for (Value v : {a, b})
+  for (Value v : {a, bv})
     if (cast<RankedTensorType>(v.getType()).getElementType() != elt)
       return m.emitError() << "shard-partition import: a matmul whose "
                               "operands' element types differ from its "
                               "result's is not modeled";
-  FailureOr<std::string> an = use(m, a), bn = use(m, b);
+  FailureOr<Value> an = use(m, a), bn = use(m, bv);
   if (failed(an) || failed(bn))
     return failure();
-  std::string t = typeStr(m.getResult(0).getType());
-  std::string prod = fresh();
-  line(prod + " = tv.matmul " + *an + ", " + *bn + " : " +
-           typeStr(a.getType()) + ", " + typeStr(b.getType()) + " -> " + t,
-       m.getLoc());
+  RankedTensorType t = tvType(m.getResult(0).getType());
+  Value prod = tvir::MatmulOp::create(this->b, m.getLoc(), t, *an, *bn,
+                                      UnitAttr(), UnitAttr());
   // The result accumulates into the initial value (zeros: nothing to add).
   if (zeros.contains(init)) {
     name[m.getResult(0)] = prod;
     return success();
   }
-  FailureOr<std::string> in = use(m, init);
+  FailureOr<Value> in = use(m, init);
   if (failed(in))
     return failure();
-  std::string r = fresh();
-  line(r + " = tv.add " + prod + ", " + *in + " : " + t + ", " + t + " -> " + t,
-       m.getLoc());
-  name[m.getResult(0)] = r;
+  name[m.getResult(0)] = tvir::AddOp::create(b, m.getLoc(), t, prod, *in);
   return success();
 }
 
 LogicalResult Emitter::tosaMatmul(tosa::MatMulOp m) {
-  Value a = m.getA(), b = m.getB(), res = m.getResult();
-  for (Value v : {a, b, res})
+  Value a = m.getA(), bv = m.getB(), res = m.getResult();
+  for (Value v : {a, bv, res})
     if (failed(checkTensor(m, v.getType())))
       return failure();
   // TOSA requires the zero points of a float matmul to be 0 (an error
@@ -230,7 +258,7 @@ LogicalResult Emitter::tosaMatmul(tosa::MatMulOp m) {
   if (!isFloatTensor(res))
     return unsupported(m);
   auto ta = cast<RankedTensorType>(a.getType()),
-       tb = cast<RankedTensorType>(b.getType()),
+       tb = cast<RankedTensorType>(bv.getType()),
        tr = cast<RankedTensorType>(res.getType());
   // [B, M, K] x [B, K, N] -> [B, M, N]. The partitioner clones the op onto
   // local operands; a result type it leaves global is a wrong partition.
@@ -245,60 +273,55 @@ LogicalResult Emitter::tosaMatmul(tosa::MatMulOp m) {
                          << " (a matmul's result is [B, M, N] for operands "
                             "[B, M, K] and [B, K, N])";
   }
-  FailureOr<std::string> an = use(m, a), bn = use(m, b);
+  FailureOr<Value> an = use(m, a), bn = use(m, bv);
   if (failed(an) || failed(bn))
     return failure();
-  std::string r = fresh();
-  line(r + " = tv.matmul " + *an + ", " + *bn + " : " + typeStr(ta) + ", " +
-           typeStr(tb) + " -> " + typeStr(tr),
-       m.getLoc());
-  name[res] = r;
+  name[res] = tvir::MatmulOp::create(b, m.getLoc(), tvType(tr), *an, *bn,
+                                     UnitAttr(), UnitAttr());
   return success();
 }
 
-FailureOr<std::string> Emitter::groupAxes(Operation *op,
-                                          ArrayRef<int16_t> axes) {
-  std::string s = "[";
+FailureOr<ArrayAttr> Emitter::groupAxes(Operation *op,
+                                        ArrayRef<int16_t> axes) {
+  SmallVector<StringRef> names;
+  SmallVector<std::string> storage;
   for (auto [i, a] : llvm::enumerate(axes)) {
     if (i && axes[i - 1] >= a)
       return op->emitError() << "shard-partition import: grid axes not in "
                                 "increasing order are not modeled",
-             FailureOr<std::string>();
-    s += (i ? ", \"" : "\"") + Grid::axis(a) + "\"";
+             FailureOr<ArrayAttr>();
+    storage.push_back(Grid::axis(a));
   }
-  return s + "]";
+  for (const std::string &n : storage)
+    names.push_back(n);
+  return b.getStrArrayAttr(names);
 }
 
-FailureOr<std::string>
-Emitter::collectiveOf(Operation *op, const std::string &head,
-                      const std::string &tail, const std::string &input,
-                      Type inputType, ArrayRef<int16_t> axes, Type resultType) {
-  FailureOr<std::string> ax = groupAxes(op, axes);
+FailureOr<Value> Emitter::collectiveOf(Operation *op, ArrayRef<int16_t> axes,
+                                       MakeCollective make) {
+  FailureOr<ArrayAttr> ax = groupAxes(op, axes);
   if (failed(ax))
     return failure();
-  std::string r = fresh();
-  line(r + " = tv." + head + " " + input + tail + " {axes = " + *ax + "} : " +
-           typeStr(inputType) + " -> " + typeStr(resultType),
-       op->getLoc());
-  return r;
+  return make(*ax);
 }
 
-LogicalResult Emitter::collective(Operation *op, const std::string &head,
-                                  const std::string &tail, Value input,
-                                  ArrayRef<int16_t> axes, Value result) {
-  FailureOr<std::string> in = use(op, input);
+LogicalResult
+Emitter::collective(Operation *op, Value input, ArrayRef<int16_t> axes,
+                    Value result,
+                    llvm::function_ref<Value(Value, ArrayAttr)> make) {
+  FailureOr<Value> in = use(op, input);
   if (failed(in))
     return failure();
-  FailureOr<std::string> r = collectiveOf(op, head, tail, *in, input.getType(),
-                                          axes, result.getType());
+  FailureOr<Value> r =
+      collectiveOf(op, axes, [&](ArrayAttr ax) { return make(*in, ax); });
   if (failed(r))
     return failure();
   name[result] = *r;
   return success();
 }
 
-LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
-  for (Operation &opRef : b) {
+LogicalResult Emitter::block(Block &blk, SmallVectorImpl<Value> *yielded) {
+  for (Operation &opRef : blk) {
     Operation *op = &opRef;
     LogicalResult r = success();
     if (auto c = dyn_cast<arith::ConstantOp>(op)) {
@@ -355,7 +378,7 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
         empties[s.getResult()] = e->second;
         continue;
       }
-      FailureOr<std::string> n = use(op, src);
+      FailureOr<Value> n = use(op, src);
       if (failed(n))
         return failure();
       name[s.getResult()] = *n;
@@ -392,7 +415,7 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
       if (cast.getSource().getType() != cast.getType())
         return op->emitError() << "shard-partition import: a tensor.cast "
                                   "that changes the type is not modeled";
-      FailureOr<std::string> n = use(op, cast.getSource());
+      FailureOr<Value> n = use(op, cast.getSource());
       if (failed(n))
         return failure();
       name[cast.getResult()] = *n;
@@ -474,16 +497,16 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
       if (yielded)
         llvm::append_range(*yielded, y.getOperands());
     } else if (auto ar = dyn_cast<shard::AllReduceOp>(op)) {
-      StringRef kind;
+      std::optional<tvir::ReduceKind> kind;
       switch (ar.getReduction()) {
       case shard::ReductionKind::Sum:
-        kind = "sum";
+        kind = tvir::ReduceKind::sum;
         break;
       case shard::ReductionKind::Max:
         if (!isFloatTensor(ar.getInput()))
           return op->emitError() << "shard-partition import: a max "
                                     "all-reduce of integers is not modeled";
-        kind = "max";
+        kind = tvir::ReduceKind::max;
         break;
       case shard::ReductionKind::Min:
         r = allReduceMin(ar);
@@ -493,7 +516,7 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
         if (!isFloatTensor(ar.getInput()))
           return op->emitError() << "shard-partition import: an average "
                                     "all-reduce of integers is not modeled";
-        kind = "avg";
+        kind = tvir::ReduceKind::avg;
         break;
       default:
         return op->emitError() << "shard-partition import: all_reduce "
@@ -502,24 +525,39 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
                                       ar.getReduction())
                                << "' is not modeled";
       }
-      if (!kind.empty())
-        r = collective(op, ("all_reduce " + kind).str(), "", ar.getInput(),
-                       ar.getGridAxes(), ar.getResult());
+      if (kind)
+        r = collective(op, ar.getInput(), ar.getGridAxes(), ar.getResult(),
+                       [&](Value in, ArrayAttr ax) -> Value {
+                         return tvir::AllReduceOp::create(
+                             b, op->getLoc(), tvType(ar.getType()), in,
+                             tvir::ReduceKindAttr::get(b.getContext(), *kind),
+                             ax, ArrayAttr());
+                       });
     } else if (auto ag = dyn_cast<shard::AllGatherOp>(op)) {
-      r = collective(op, "all_gather",
-                     " dim " +
-                         std::to_string(ag.getGatherAxis().getSExtValue()),
-                     ag.getInput(), ag.getGridAxes(), ag.getResult());
+      r = collective(op, ag.getInput(), ag.getGridAxes(), ag.getResult(),
+                     [&](Value in, ArrayAttr ax) -> Value {
+                       return tvir::AllGatherOp::create(
+                           b, op->getLoc(), tvType(ag.getType()), in,
+                           i64(ag.getGatherAxis().getSExtValue()),
+                           DenseI64ArrayAttr(), ax, ArrayAttr());
+                     });
     } else if (auto as = dyn_cast<shard::AllSliceOp>(op)) {
-      r = collective(op, "chunk",
-                     " dim " + std::to_string(as.getSliceAxis().getSExtValue()),
-                     as.getInput(), as.getGridAxes(), as.getResult());
+      r = collective(op, as.getInput(), as.getGridAxes(), as.getResult(),
+                     [&](Value in, ArrayAttr ax) -> Value {
+                       return tvir::ChunkOp::create(
+                           b, op->getLoc(), tvType(as.getType()), in,
+                           i64(as.getSliceAxis().getSExtValue()),
+                           IntegerAttr(), ax, ArrayAttr());
+                     });
     } else if (auto aa = dyn_cast<shard::AllToAllOp>(op)) {
-      r = collective(
-          op, "all_to_all",
-          " split " + std::to_string(aa.getSplitAxis().getSExtValue()) +
-              " concat " + std::to_string(aa.getConcatAxis().getSExtValue()),
-          aa.getInput(), aa.getGridAxes(), aa.getResult());
+      r = collective(op, aa.getInput(), aa.getGridAxes(), aa.getResult(),
+                     [&](Value in, ArrayAttr ax) -> Value {
+                       return tvir::AllToAllOp::create(
+                           b, op->getLoc(), tvType(aa.getType()), in,
+                           i64(aa.getSplitAxis().getSExtValue()),
+                           i64(aa.getConcatAxis().getSExtValue()), ax,
+                           ArrayAttr());
+                     });
     } else if (auto es = dyn_cast<tensor::ExtractSliceOp>(op)) {
       // A static, unit-stride slice of the same rank: tv.slice.
       auto srcTy = es.getSourceType();
@@ -529,52 +567,45 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
         return op->emitError() << "shard-partition import: an extract_slice "
                                   "with dynamic offsets, strides or a rank "
                                   "change is not modeled";
-      FailureOr<std::string> in = use(op, es.getSource());
+      FailureOr<Value> in = use(op, es.getSource());
       if (failed(in) || failed(checkTensor(op, es.getResultType())))
         return failure();
-      std::string start;
-      for (auto [i, o] : llvm::enumerate(es.getStaticOffsets()))
-        start += (i ? ", " : "") + std::to_string(o);
-      std::string n = fresh();
-      line(n + " = tv.slice " + *in + " start [" + start + "] : " +
-               typeStr(srcTy) + " -> " + typeStr(es.getResultType()),
-           op->getLoc());
-      name[es.getResult()] = n;
+      name[es.getResult()] =
+          tvir::SliceOp::create(b, op->getLoc(), tvType(es.getResultType()),
+                                *in, ints(es.getStaticOffsets()));
     } else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
       // Row-major regrouping of dimensions: tv.reshape.
-      FailureOr<std::string> in = use(op, op->getOperand(0));
+      FailureOr<Value> in = use(op, op->getOperand(0));
       if (failed(in) || failed(checkTensor(op, op->getResult(0).getType())))
         return failure();
-      std::string n = fresh();
-      line(n + " = tv.reshape " + *in + " : " +
-               typeStr(op->getOperand(0).getType()) + " -> " +
-               typeStr(op->getResult(0).getType()),
-           op->getLoc());
-      name[op->getResult(0)] = n;
+      name[op->getResult(0)] = tvir::ReshapeOp::create(
+          b, op->getLoc(), tvType(op->getResult(0).getType()), *in);
     } else if (auto cat = dyn_cast<tensor::ConcatOp>(op)) {
-      std::string ins, tys;
-      for (auto [i, v] : llvm::enumerate(cat.getInputs())) {
-        FailureOr<std::string> in = use(op, v);
+      SmallVector<Value> ins;
+      for (Value v : cat.getInputs()) {
+        FailureOr<Value> in = use(op, v);
         if (failed(in))
           return failure();
-        ins += (i ? ", " : "") + *in;
-        tys += (i ? ", " : "") + typeStr(v.getType());
+        ins.push_back(*in);
       }
       if (failed(checkTensor(op, cat.getType())))
         return failure();
-      std::string n = fresh();
-      line(n + " = tv.concat " + ins + " dim " + std::to_string(cat.getDim()) +
-               " : (" + tys + ") -> " + typeStr(cat.getType()),
-           op->getLoc());
-      name[cat.getResult()] = n;
+      name[cat.getResult()] =
+          tvir::ConcatOp::create(b, op->getLoc(), tvType(cat.getType()), ins,
+                                 i64(cat.getDim()));
     } else if (auto rs = dyn_cast<shard::ReduceScatterOp>(op)) {
       if (rs.getReduction() != shard::ReductionKind::Sum)
         return op->emitError() << "shard-partition import: a reduce_scatter "
                                   "other than a sum is not modeled";
-      r = collective(op, "reduce_scatter",
-                     " dim " +
-                         std::to_string(rs.getScatterAxis().getSExtValue()),
-                     rs.getInput(), rs.getGridAxes(), rs.getResult());
+      r = collective(op, rs.getInput(), rs.getGridAxes(), rs.getResult(),
+                     [&](Value in, ArrayAttr ax) -> Value {
+                       return tvir::ReduceScatterOp::create(
+                           b, op->getLoc(), tvType(rs.getType()), in,
+                           i64(rs.getScatterAxis().getSExtValue()),
+                           tvir::ReduceKindAttr::get(b.getContext(),
+                                                     tvir::ReduceKind::sum),
+                           ax, ArrayAttr());
+                     });
     } else if (isa<shard::BroadcastOp, shard::ReduceOp>(op)) {
       r = rootCollective(op);
     } else if (auto g = dyn_cast<shard::GatherOp>(op)) {
@@ -594,7 +625,7 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
         // A returned sharding is compared by the importer, not computed.
         if (isa<shard::ShardingType>(v.getType()))
           continue;
-        FailureOr<std::string> n = use(op, v);
+        FailureOr<Value> n = use(op, v);
         if (failed(n))
           return failure();
         // A result that is an argument (a pure reshard) is still a claim:
@@ -603,15 +634,10 @@ LogicalResult Emitter::block(Block &b, SmallVectorImpl<Value> *yielded) {
         if (process < 0 &&
             llvm::any_of(
                 op->getParentOfType<func::FuncOp>().getArguments(),
-                [&](BlockArgument a) { return name.lookup(a) == *n; })) {
-          std::string c = fresh();
-          line(c + " = tv.copy " + *n + " : " + typeStr(v.getType()),
-               op->getLoc());
-          n = c;
-        }
-        line("tv.output \"out" + std::to_string(i) + "\", " + *n + " : " +
-                 typeStr(v.getType()),
-             op->getLoc());
+                [&](BlockArgument a) { return name.lookup(a) == *n; }))
+          n = tvir::CopyOp::create(b, op->getLoc(), *n).getResult();
+        tvir::OutputOp::create(b, op->getLoc(), b.getStringAttr("out" + Twine(i)),
+                               *n);
       }
     } else {
       r = unsupported(op);

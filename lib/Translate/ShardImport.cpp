@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Dialect/Tosa/Transforms/Passes.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -97,12 +98,15 @@ std::pair<int64_t, int64_t> blockOf(const Grid &grid, ArrayRef<int16_t> axes,
   return {idx, count};
 }
 
+/// The lineages of the module, each at the annotation it comes from.
+using Lineages = SmallVector<std::pair<Location, LineageAttr>>;
+
 /// Lineages of one spec tensor (`name`, full shape) with `sharding`: one
 /// per distinct block, naming every process that holds it, or with
 /// `witness` the first process that holds it and for which `witness` holds.
 LogicalResult
 lineagesOf(Operation *where, StringRef tensor, ArrayRef<int64_t> shape,
-           shard::ShardingOp sharding, const Grid &grid, std::string &out,
+           shard::ShardingOp sharding, const Grid &grid, Lineages &out,
            llvm::function_ref<bool(int64_t)> witness = nullptr,
            Value local = nullptr,
            std::vector<SmallVector<int64_t>> *shapesOut = nullptr) {
@@ -137,12 +141,18 @@ lineagesOf(Operation *where, StringRef tensor, ArrayRef<int64_t> shape,
                << at;
     }
   }
-  std::map<std::string, std::vector<int64_t>> holders;
+  // Per block (ordered by its text, as before the builders), its bounds
+  // and the processes that hold it.
+  struct Holders {
+    SmallVector<int64_t> lo, hi;
+    std::vector<int64_t> procs;
+  };
+  std::map<std::string, Holders> holders;
   auto localType = local ? dyn_cast<RankedTensorType>(local.getType())
                          : RankedTensorType();
   for (int64_t p = 0; p < grid.numProcesses(); ++p) {
     std::string box = "[";
-    SmallVector<int64_t> blockShape;
+    SmallVector<int64_t> blockShape, blockLo, blockHi;
     for (auto [d, size] : llvm::enumerate(shape)) {
       int64_t lo = 0, hi = size;
       if (d < split.size() && !split[d].empty()) {
@@ -193,6 +203,8 @@ lineagesOf(Operation *where, StringRef tensor, ArrayRef<int64_t> shape,
       }
       box += (d ? ", " : "") + std::to_string(lo) + ":" + std::to_string(hi);
       blockShape.push_back(hi - lo);
+      blockLo.push_back(lo);
+      blockHi.push_back(hi);
     }
     // The partitioned program's local type must be the block the sharding
     // gives the process: checked here, before any proof, and reported at
@@ -214,18 +226,25 @@ lineagesOf(Operation *where, StringRef tensor, ArrayRef<int64_t> shape,
     }
     if (shapesOut)
       shapesOut->push_back(blockShape);
-    std::vector<int64_t> &procs = holders[box + "]"];
-    if (!witness || (procs.empty() && witness(p)))
-      procs.push_back(p);
+    Holders &h = holders[box + "]"];
+    h.lo = blockLo;
+    h.hi = blockHi;
+    if (!witness || (h.procs.empty() && witness(p)))
+      h.procs.push_back(p);
   }
-  for (auto &[box, procs] : holders) {
-    if (procs.empty())
+  MLIRContext *ctx = where->getContext();
+  for (auto &[box, h] : holders) {
+    if (h.procs.empty())
       continue;
-    out += "tv.lineage #tv.lineage<\"" + tensor.str() + "\"" + box + " = ";
-    for (auto [i, p] : llvm::enumerate(procs))
-      out += (i ? " | [\"" : "[\"") + tensor.str() + "\":" + std::to_string(p) +
-             "]";
-    out += ">\n";
+    // Each holder is an alternative of its own: the block equals the
+    // tensor of any one of them.
+    SmallVector<Attribute> groups;
+    for (int64_t p : h.procs)
+      groups.push_back(
+          ArrayAttr::get(ctx, {PlanRefAttr::get(ctx, tensor, p)}));
+    out.emplace_back(where->getLoc(),
+                     LineageAttr::get(ctx, StringAttr::get(ctx, tensor), h.lo,
+                                      h.hi, ArrayAttr::get(ctx, groups)));
   }
   return success();
 }
@@ -397,6 +416,8 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
   ModuleOp inputNorm = *inputCopy, partNorm = *partCopy;
   ModuleOp *input = &inputNorm, *part = &partNorm;
   MLIRContext *ctx = inputModule.getContext();
+  // The lineages' attributes are built before the module.
+  ctx->loadDialect<TVDialect>();
   // One grid; one function (or the one named), of the same name in both.
   SmallVector<shard::GridOp> grids(input->getOps<shard::GridOp>());
   SmallVector<func::FuncOp> inFns(input->getOps<func::FuncOp>());
@@ -457,7 +478,7 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
 
   // The shardings first: what tv does not model (uneven shards, halos) is
   // named before any op of the partitioned program is read.
-  std::string lineages;
+  Lineages lineages;
   if (plan.getNumArguments() != spec.getNumArguments() ||
       plan.getNumResults() != spec.getNumResults()) {
     plan.emitError() << "shard-partition import: the partitioned @"
@@ -543,29 +564,48 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
                               ret, planRet.getOperand(i))))
       return {};
 
-  std::string text = "tv.mesh @mesh axes [";
-  for (size_t i = 0; i < grid.sizes.size(); ++i)
-    text += (i ? ", \"" : "\"") + Grid::axis(i) + "\"";
-  text += "] sizes [";
-  for (auto [i, s] : llvm::enumerate(grid.sizes))
-    text += (i ? ", " : "") + std::to_string(s);
-  text += "]\ntv.spec @spec {\n";
+  // The tv module, built op by op with the tv ops' builders.
+  OwningOpRef<ModuleOp> out = ModuleOp::create(fileLoc);
+  OpBuilder mb = OpBuilder::atBlockEnd(out->getBody());
+  {
+    SmallVector<std::string> axisNames;
+    for (size_t i = 0; i < grid.sizes.size(); ++i)
+      axisNames.push_back(Grid::axis(i));
+    SmallVector<StringRef> axisRefs(axisNames.begin(), axisNames.end());
+    MeshOp::create(mb, gridOp.getLoc(), mb.getStringAttr("mesh"),
+                   mb.getStrArrayAttr(axisRefs),
+                   mb.getDenseI64ArrayAttr(grid.sizes));
+  }
   std::map<unsigned, Value> specEmpties;
   {
-    Emitter e(grid, -1, text);
+    auto specOp = SpecOp::create(mb, spec.getLoc(), mb.getStringAttr("spec"));
+    Block *body = new Block();
+    specOp.getBody().push_back(body);
+    OpBuilder b = OpBuilder::atBlockEnd(body);
+    Emitter e(grid, -1, b);
     if (failed(e.function(spec)))
       return {};
     specEmpties = e.readEmpties();
   }
-  text += "}\ntv.plan @plan mesh @mesh micro_batches 1 {\n";
+  auto planOp = PlanOp::create(mb, plan.getLoc(), mb.getStringAttr("plan"),
+                               FlatSymbolRefAttr::get(ctx, "mesh"),
+                               mb.getI64IntegerAttr(1), ArrayAttr(),
+                               UnitAttr());
+  Block *planBody = new Block();
+  planOp.getBody().push_back(planBody);
+  OpBuilder pb = OpBuilder::atBlockEnd(planBody);
   std::map<unsigned, std::set<int64_t>> planEmpties;
   bool dynamicPlan = llvm::any_of(plan.getArgumentTypes(), [](Type t) {
     auto ty = dyn_cast<RankedTensorType>(t);
     return ty && !ty.hasStaticShape();
   });
   for (int64_t p = 0; p < grid.numProcesses(); ++p) {
-    text += "  tv.rank_program [" + std::to_string(p) + "] {\n";
-    Emitter e(grid, p, text);
+    auto prog = RankProgramOp::create(pb, plan.getLoc(),
+                                      pb.getDenseI64ArrayAttr({p}));
+    Block *body = new Block();
+    prog.getBody().push_back(body);
+    OpBuilder b = OpBuilder::atBlockEnd(body);
+    Emitter e(grid, p, b);
     OwningOpRef<ModuleOp> specialized;
     func::FuncOp program = plan;
     if (dynamicPlan) {
@@ -578,11 +618,9 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
       return {};
     for (auto &[k, v] : e.readEmpties())
       planEmpties[k].insert(p);
-    text += "  }\n";
   }
 
-  text += "}\n" + lineages;
-  std::string witnesses;
+  Lineages &witnesses = lineages;
   // Undefined values (tensor.empty) read by the input are existential: the
   // partitioned program is correct if, whatever values its own empties
   // hold, some values of the input's make the results equal. Ordinal K of
@@ -599,12 +637,15 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
                           [&](int64_t p) { return readers.count(p) > 0; })))
       return {};
   }
-  text += witnesses;
-  ctx->loadDialect<TVDialect>();
-  OwningOpRef<ModuleOp> out = parseSourceString<ModuleOp>(text, ctx, "shard");
-  if (!out)
+  for (auto &[loc, lineage] : lineages)
+    LineageOp::create(mb, loc, lineage);
+  // The ops' verifiers, as the parser ran them on the text this replaced: a
+  // failure here is an importer defect, reported as one.
+  if (failed(verify(*out))) {
     emitError(fileLoc) << "shard-partition import: internal error, the "
-                          "translated module does not parse";
+                          "translated module does not verify";
+    return {};
+  }
   return out;
 }
 

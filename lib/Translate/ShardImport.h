@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -53,14 +54,20 @@ struct Grid {
 
 /// A type in the tv module: integer tensors become f32 tensors, proven as
 /// polynomials over the reals (docs/shard-validation.md, "Integers").
-inline std::string typeStr(Type t) {
-  if (auto ty = dyn_cast<RankedTensorType>(t);
-      ty && isa<IntegerType>(ty.getElementType()))
-    t = RankedTensorType::get(ty.getShape(), Float32Type::get(t.getContext()));
-  return llvm::to_string(t);
+inline RankedTensorType tvType(Type t) {
+  auto ty = cast<RankedTensorType>(t);
+  if (isa<IntegerType>(ty.getElementType()))
+    return RankedTensorType::get(ty.getShape(),
+                                 Float32Type::get(t.getContext()));
+  return ty;
 }
 
-inline std::string locStr(Location loc) { return llvm::to_string(loc); }
+/// tv's elementwise op `name` (exp, tanh, log, sqrt, rsqrt, abs, neg,
+/// sigmoid; add, sub, mul, div) on `operands`, of type `type`; failure for
+/// another name.
+FailureOr<Value> buildElementwise(OpBuilder &b, Location loc, StringRef name,
+                                  ArrayRef<Value> operands,
+                                  RankedTensorType type);
 
 /// Whether `v` is a tensor of floats.
 inline bool isFloatTensor(Value v) {
@@ -69,11 +76,13 @@ inline bool isFloatTensor(Value v) {
 }
 
 /// Translates one function body into the ops of a tv program (spec, or the
-/// program of one process).
+/// program of one process), built with the tv ops' generated builders at
+/// the end of the program's block (`b`), each at the location of the
+/// upstream op it comes from.
 class Emitter {
 public:
-  Emitter(const Grid &grid, int64_t process, std::string &out)
-      : grid(grid), process(process), out(out) {}
+  Emitter(const Grid &grid, int64_t process, OpBuilder &b)
+      : grid(grid), process(process), b(b) {}
 
   LogicalResult function(func::FuncOp f);
 
@@ -84,11 +93,15 @@ public:
 private:
   LogicalResult checkTensor(Operation *op, Type t);
 
-  std::string fresh() { return "%v" + std::to_string(counter++); }
-  void line(const std::string &text, Location loc) {
-    out += "    " + text + " " + locStr(loc) + "\n";
+  FailureOr<Value> use(Operation *op, Value v);
+  /// Attributes of the built ops.
+  FloatAttr num(double c) { return b.getF64FloatAttr(c); }
+  DenseI64ArrayAttr ints(ArrayRef<int64_t> v) {
+    return b.getDenseI64ArrayAttr(v);
   }
-  FailureOr<std::string> use(Operation *op, Value v);
+  IntegerAttr i64(int64_t v) { return b.getI64IntegerAttr(v); }
+  /// A plan input of the given name (an argument, an undefined value).
+  Value input(Location loc, Type t, const Twine &inputName);
   LogicalResult unsupported(Operation *op);
 
   /// The single scalar op of an elementwise linalg.generic's body applied to
@@ -120,17 +133,17 @@ private:
 
   /// Group axes of a collective as tv mesh axes (in grid order only: tv
   /// orders a group by rank, shard by the listed axes, first major).
-  FailureOr<std::string> groupAxes(Operation *op, ArrayRef<int16_t> axes);
+  FailureOr<ArrayAttr> groupAxes(Operation *op, ArrayRef<int16_t> axes);
 
-  /// `tv.<head> <input><tail> {axes = ...} : T -> R`.
-  LogicalResult collective(Operation *op, const std::string &head,
-                           const std::string &tail, Value input,
-                           ArrayRef<int16_t> axes, Value result);
-  /// The same on a translated input; the new value's name.
-  FailureOr<std::string> collectiveOf(Operation *op, const std::string &head,
-                                      const std::string &tail,
-                                      const std::string &input, Type inputType,
-                                      ArrayRef<int16_t> axes, Type resultType);
+  /// Builds one tv collective on a translated input over the group `axes`:
+  /// `make(groupAxes)` creates it.
+  using MakeCollective = llvm::function_ref<Value(ArrayAttr)>;
+  FailureOr<Value> collectiveOf(Operation *op, ArrayRef<int16_t> axes,
+                                MakeCollective make);
+  /// The same on an upstream input, defining `result`.
+  LogicalResult collective(Operation *op, Value input, ArrayRef<int16_t> axes,
+                           Value result,
+                           llvm::function_ref<Value(Value, ArrayAttr)> make);
 
   // ShardComm.cpp: communication with a root or a peer, and insert_slice.
   /// The process of this one's group (over `axes`) whose in-group
@@ -153,10 +166,8 @@ private:
   LogicalResult insertSlice(tensor::InsertSliceOp op);
   /// `src` (of shape `srcShape`) placed at `offsets` in `dest` (`destShape`),
   /// from dimension `d` on: slices of `dest` around it concatenated.
-  std::string insertAt(Operation *op, const std::string &dest,
-                       ArrayRef<int64_t> destShape, const std::string &src,
-                       ArrayRef<int64_t> srcShape, ArrayRef<int64_t> offsets,
-                       unsigned d, Type elt);
+  Value insertAt(Operation *op, Value dest, Value src,
+                 ArrayRef<int64_t> offsets, unsigned d);
   /// A spec (process -1) has no process: communication there is refused.
   LogicalResult needsProcess(Operation *op);
 
@@ -164,9 +175,9 @@ private:
 
   const Grid &grid;
   int64_t process;
-  std::string &out;
-  int counter = 0;
-  DenseMap<Value, std::string> name;
+  OpBuilder &b;
+  /// The tv value of each translated upstream value.
+  DenseMap<Value, Value> name;
   DenseMap<Value, double> scalar;
   DenseMap<Value, int64_t> index;
   DenseSet<Value> zeros;
@@ -175,7 +186,7 @@ private:
   DenseMap<Value, unsigned> empties;
   std::map<unsigned, Value> emptyRead;
   SmallVector<Value> emptyOf;
-  DenseMap<unsigned, std::string> emptyName;
+  DenseMap<unsigned, Value> emptyName;
   DenseMap<Value, double> fills;
   /// Values an op leaves undefined, and why (see undefined()).
   DenseMap<Value, std::string> undefs;

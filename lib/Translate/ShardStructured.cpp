@@ -1,5 +1,6 @@
 //===- ShardStructured.cpp - linalg structured ops over their space -------===//
 #include "ShardImport.h"
+#include "TrainVerify/Dialect/TVOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -15,6 +16,7 @@
 
 using namespace mlir;
 using namespace mlir::tv::shardimport;
+namespace tvir = mlir::tv;
 
 LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
                                   Value init, ArrayRef<AffineMap> inMaps,
@@ -47,19 +49,16 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
   if (llvm::is_contained(space, -1))
     return op->emitError() << "shard-partition import: a loop no operand "
                               "indexes is not modeled";
-  std::string elt = isa<IntegerType>(outTy.getElementType())
-                        ? "f32" // as typeStr: integers proven over the reals
-                        : typeStr(outTy.getElementType());
+  // As tvType: integers proven over the reals.
+  Type elt = tvType(outTy).getElementType();
   auto tensorOf = [&](ArrayRef<int64_t> shape) {
-    std::string t = "tensor<";
-    for (int64_t d : shape)
-      t += std::to_string(d) + "x";
-    return t + elt + ">";
+    return RankedTensorType::get(shape, elt);
   };
-  std::string full = tensorOf(space);
+  RankedTensorType full = tensorOf(space);
+  Location loc = op->getLoc();
   // An input over the whole space.
-  auto toSpace = [&](Value v, AffineMap map) -> FailureOr<std::string> {
-    FailureOr<std::string> n = use(op, v);
+  auto toSpace = [&](Value v, AffineMap map) -> FailureOr<Value> {
+    FailureOr<Value> n = use(op, v);
     if (failed(n))
       return failure();
     auto ty = cast<RankedTensorType>(v.getType());
@@ -70,56 +69,34 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
     std::iota(order.begin(), order.end(), 0);
     llvm::sort(order,
                [&](int64_t a, int64_t b) { return loopOf[a] < loopOf[b]; });
-    std::string cur = *n, curTy = typeStr(ty);
+    Value cur = *n;
     SmallVector<int64_t> sorted;
     for (int64_t d : order)
       sorted.push_back(ty.getDimSize(d));
-    if (!llvm::equal(order, llvm::seq<int64_t>(0, order.size()))) {
-      std::string r = fresh(), perm;
-      for (auto [i, d] : llvm::enumerate(order))
-        perm += (i ? ", " : "") + std::to_string(d);
-      line(r + " = tv.transpose " + cur + " perm [" + perm + "] : " + curTy +
-               " -> " + tensorOf(sorted),
-           op->getLoc());
-      cur = r;
-      curTy = tensorOf(sorted);
-    }
+    if (!llvm::equal(order, llvm::seq<int64_t>(0, order.size())))
+      cur = tvir::TransposeOp::create(b, loc, tensorOf(sorted), cur,
+                                      ints(order));
     SmallVector<int64_t> withUnits(loops, 1);
     for (unsigned l : loopOf)
       withUnits[l] = space[l];
-    if (loopOf.size() != loops) {
-      std::string r = fresh();
-      line(r + " = tv.reshape " + cur + " : " + curTy + " -> " +
-               tensorOf(withUnits),
-           op->getLoc());
-      cur = r;
-      curTy = tensorOf(withUnits);
-    }
-    if (ArrayRef<int64_t>(withUnits) != ArrayRef<int64_t>(space)) {
-      std::string r = fresh();
-      line(r + " = tv.broadcast " + cur + " : " + curTy + " -> " + full,
-           op->getLoc());
-      cur = r;
-    }
+    if (loopOf.size() != loops)
+      cur = tvir::ReshapeOp::create(b, loc, tensorOf(withUnits), cur);
+    if (ArrayRef<int64_t>(withUnits) != ArrayRef<int64_t>(space))
+      cur = tvir::BroadcastOp::create(b, loc, full, cur);
     return cur;
   };
   // The body over the space: block argument i < ins is input i, the last
   // one the accumulator.
-  DenseMap<Value, std::string> vals;
+  DenseMap<Value, Value> vals;
   Value acc = body.getArgument(ins.size() + output);
   for (auto [i, v] : llvm::enumerate(ins)) {
     if (body.getArgument(i).use_empty())
       continue;
-    FailureOr<std::string> n = toSpace(v, inMaps[i]);
+    FailureOr<Value> n = toSpace(v, inMaps[i]);
     if (failed(n))
       return failure();
     vals[body.getArgument(i)] = *n;
   }
-  auto num = [](double c) {
-    std::string s;
-    llvm::raw_string_ostream(s) << llvm::format("%.17e", c);
-    return s;
-  };
   Operation *yieldOp = body.getTerminator();
   Value yielded = yieldOp->getOperand(output);
   // The body's ops this output depends on: a multi-result op's other
@@ -147,109 +124,107 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
       return (double)c->second;
     return std::nullopt;
   };
-  for (Operation &b : body.without_terminator()) {
-    if (&b == combiner || !needed.contains(&b))
+  for (Operation &bop : body.without_terminator()) {
+    if (&bop == combiner || !needed.contains(&bop))
       continue;
-    if (auto c = dyn_cast<arith::ConstantOp>(b)) {
+    if (auto c = dyn_cast<arith::ConstantOp>(bop)) {
       // A scalar constant of the body (tosa-to-linalg puts them there).
       if (auto f = dyn_cast<FloatAttr>(c.getValue()))
         scalar[c] = f.getValueAsDouble();
       else if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
         scalar[c] = (double)i.getInt();
       else
-        return b.emitError() << "shard-partition import: a constant that "
+        return bop.emitError() << "shard-partition import: a constant that "
                                 "is not a scalar is not modeled";
       continue;
     }
-    if (auto ix = dyn_cast<linalg::IndexOp>(b)) {
-      std::string r = fresh();
-      line(r + " = tv.iota dim " + std::to_string(ix.getDim()) +
-               " offset 0 : " + full,
-           b.getLoc());
-      vals[ix.getResult()] = r;
+    if (auto ix = dyn_cast<linalg::IndexOp>(bop)) {
+      vals[ix.getResult()] = tvir::IotaOp::create(b, bop.getLoc(), full,
+                                                  i64(ix.getDim()), i64(0));
       positions.insert(ix.getResult());
       continue;
     }
     if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::SIToFPOp,
-            arith::UIToFPOp>(b)) {
-      Value from = b.getOperand(0);
+            arith::UIToFPOp>(bop)) {
+      Value from = bop.getOperand(0);
       if (!positions.contains(from))
-        return b.emitError() << "shard-partition import: '" << b.getName()
+        return bop.emitError() << "shard-partition import: '" << bop.getName()
                              << "' of a value other than a position "
                                 "(linalg.index) is not modeled";
-      vals[b.getResult(0)] = vals[from];
-      positions.insert(b.getResult(0));
+      vals[bop.getResult(0)] = vals[from];
+      positions.insert(bop.getResult(0));
       continue;
     }
-    if (llvm::any_of(b.getOperands(), [&](Value v) {
+    if (llvm::any_of(bop.getOperands(), [&](Value v) {
           auto a = dyn_cast<BlockArgument>(v);
           return a && a.getOwner() == &body && a.getArgNumber() >= ins.size();
         }))
-      return b.emitError() << "shard-partition import: the accumulator "
+      return bop.emitError() << "shard-partition import: the accumulator "
                               "read other than by the reduction's combiner "
                               "is not modeled";
-    std::optional<std::pair<StringRef, unsigned>> k = scalarOp(&b);
-    if (!k || b.getNumResults() != 1)
-      return b.emitError() << "shard-partition import: '" << b.getName()
+    std::optional<std::pair<StringRef, unsigned>> k = scalarOp(&bop);
+    if (!k || bop.getNumResults() != 1)
+      return bop.emitError() << "shard-partition import: '" << bop.getName()
                            << "' in a structured op's body is not modeled";
     // Index arithmetic on a position (an offset added) stays a position.
-    if (b.getResult(0).getType().isIndex() &&
-        (!isa<arith::AddIOp, arith::SubIOp>(b) ||
-         !llvm::any_of(b.getOperands(),
+    if (bop.getResult(0).getType().isIndex() &&
+        (!isa<arith::AddIOp, arith::SubIOp>(bop) ||
+         !llvm::any_of(bop.getOperands(),
                        [&](Value v) { return positions.contains(v); })))
-      return b.emitError() << "shard-partition import: index arithmetic "
+      return bop.emitError() << "shard-partition import: index arithmetic "
                               "other than adding to a position is not "
                               "modeled";
-    std::string r = fresh();
+    Value r;
+    Location bloc = bop.getLoc();
     if (k->second == 1) {
-      auto it = vals.find(b.getOperand(0));
+      auto it = vals.find(bop.getOperand(0));
       if (it == vals.end())
-        return b.emitError() << "shard-partition import: an operand that "
-                                "is not a value of the iteration space";
-      line(r + " = tv." + k->first.str() + " " + it->second + " : " + full,
-           b.getLoc());
+        return bop.emitError() << "shard-partition import: an operand that "
+                                  "is not a value of the iteration space";
+      r = *buildElementwise(b, bloc, k->first, {it->second}, full);
     } else {
-      Value x = b.getOperand(0), y = b.getOperand(1);
+      Value x = bop.getOperand(0), y = bop.getOperand(1);
       auto vx = vals.find(x), vy = vals.find(y);
       std::optional<double> cx = constOf(x), cy = constOf(y);
       StringRef name = k->first;
       if (vx != vals.end() && vy != vals.end()) {
-        line(r + " = tv." + name.str() + " " + vx->second + ", " + vy->second +
-                 " : " + full + ", " + full + " -> " + full,
-             b.getLoc());
+        r = *buildElementwise(b, bloc, name, {vx->second, vy->second}, full);
       } else if (vx != vals.end() && cy) {
         // t op c
-        StringRef scalarOp = name == "add"   ? "add_scalar"
-                             : name == "sub" ? "sub_scalar"
-                             : name == "mul" ? "scale"
-                                             : "div_scalar";
-        line(r + " = tv." + scalarOp.str() + " " + vx->second + ", " +
-                 num(*cy) + " : " + full,
-             b.getLoc());
+        Value t = vx->second;
+        FloatAttr c = num(*cy);
+        if (name == "add")
+          r = tvir::AddScalarOp::create(b, bloc, t, c);
+        else if (name == "sub")
+          r = tvir::SubScalarOp::create(b, bloc, t, c);
+        else if (name == "mul")
+          r = tvir::ScaleOp::create(b, bloc, t, c);
+        else
+          r = tvir::DivScalarOp::create(b, bloc, t, c);
       } else if (cx && vy != vals.end() && name == "div") {
         // c / t = c * t^-1
-        std::string inv = *cx == 1.0 ? r : fresh();
-        line(inv + " = tv.pow " + vy->second + ", -1.0 : " + full, b.getLoc());
+        r = tvir::PowOp::create(b, bloc, vy->second, num(-1.0));
         if (*cx != 1.0)
-          line(r + " = tv.scale " + inv + ", " + num(*cx) + " : " + full,
-               b.getLoc());
+          r = tvir::ScaleOp::create(b, bloc, r, num(*cx));
       } else if (cx && vy != vals.end() &&
                  (name == "add" || name == "mul" || name == "sub")) {
         // c op t
-        StringRef scalarOp = name == "add"   ? "add_scalar"
-                             : name == "mul" ? "scale"
-                                             : "rsub_scalar";
-        line(r + " = tv." + scalarOp.str() + " " + vy->second + ", " +
-                 num(*cx) + " : " + full,
-             b.getLoc());
+        Value t = vy->second;
+        FloatAttr c = num(*cx);
+        if (name == "add")
+          r = tvir::AddScalarOp::create(b, bloc, t, c);
+        else if (name == "mul")
+          r = tvir::ScaleOp::create(b, bloc, t, c);
+        else
+          r = tvir::RSubScalarOp::create(b, bloc, t, c);
       } else {
-        return b.emitError() << "shard-partition import: operands of '"
-                             << b.getName() << "' are not modeled";
+        return bop.emitError() << "shard-partition import: operands of '"
+                               << bop.getName() << "' are not modeled";
       }
     }
-    vals[b.getResult(0)] = r;
-    if (b.getResult(0).getType().isIndex())
-      positions.insert(b.getResult(0));
+    vals[bop.getResult(0)] = r;
+    if (bop.getResult(0).getType().isIndex())
+      positions.insert(bop.getResult(0));
   }
   // Reduce, then the output's order.
   SmallVector<int64_t> redDims, kept;
@@ -262,7 +237,7 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
       keptLoops.push_back(l);
     }
   }
-  std::string cur;
+  Value cur;
   bool initUsed = false;
   if (!combiner) {
     auto it = vals.find(yielded);
@@ -294,24 +269,17 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
                                 "whose init is not filled with +inf is not "
                                 "modeled";
     initUsed = sum && !(fillIt != fills.end() && fillIt->second == 0.0);
-    cur = fresh();
-    std::string dims;
-    for (auto [i, d] : llvm::enumerate(redDims))
-      dims += (i ? ", " : "") + std::to_string(d);
-    std::string reduced = it->second;
-    if (min) {
-      reduced = fresh();
-      line(reduced + " = tv.neg " + it->second + " : " + full, op->getLoc());
-    }
-    line(cur + " = tv." + std::string(sum ? "sum" : "max") + " " + reduced +
-             " dims [" + dims + "] : " + full + " -> " + tensorOf(kept),
-         op->getLoc());
-    if (min) {
-      std::string negated = fresh();
-      line(negated + " = tv.neg " + cur + " : " + tensorOf(kept),
-           op->getLoc());
-      cur = negated;
-    }
+    Value reduced = it->second;
+    if (min)
+      reduced = tvir::NegOp::create(b, loc, full, reduced);
+    if (sum)
+      cur = tvir::SumOp::create(b, loc, tensorOf(kept), reduced, ints(redDims),
+                                UnitAttr());
+    else
+      cur = tvir::MaxOp::create(b, loc, tensorOf(kept), reduced, ints(redDims),
+                                UnitAttr());
+    if (min)
+      cur = tvir::NegOp::create(b, loc, tensorOf(kept), cur);
   }
   // The output map orders the kept loops.
   SmallVector<int64_t> perm;
@@ -322,24 +290,13 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
   if (perm.size() != keptLoops.size())
     return op->emitError() << "shard-partition import: an output that does "
                               "not index every parallel loop is not modeled";
-  if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()))) {
-    std::string r = fresh(), p;
-    for (auto [i, d] : llvm::enumerate(perm))
-      p += (i ? ", " : "") + std::to_string(d);
-    line(r + " = tv.transpose " + cur + " perm [" + p +
-             "] : " + tensorOf(kept) + " -> " + typeStr(outTy),
-         op->getLoc());
-    cur = r;
-  }
+  if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    cur = tvir::TransposeOp::create(b, loc, tvType(outTy), cur, ints(perm));
   if (initUsed) {
-    FailureOr<std::string> in = use(op, init);
+    FailureOr<Value> in = use(op, init);
     if (failed(in))
       return failure();
-    std::string r = fresh(), t = typeStr(outTy);
-    line(r + " = tv.add " + cur + ", " + *in + " : " + t + ", " + t + " -> " +
-             t,
-         op->getLoc());
-    cur = r;
+    cur = tvir::AddOp::create(b, loc, tvType(outTy), cur, *in);
   }
   name[result] = cur;
   return success();
