@@ -145,6 +145,10 @@ struct ValidateShardPartitionPass
       }
     }
     ModuleOp spec = propagated ? *propagated : module;
+    FailureOr<ShardSizes> sizes =
+        ShardSizes::parse(gridShape, dimSize, module.getLoc());
+    if (failed(sizes))
+      return signalPassFailure();
     bool ok = true;
     for (func::FuncOp f : annotated) {
       // A function without tensor results computes nothing to compare.
@@ -155,7 +159,8 @@ struct ValidateShardPartitionPass
       }
       translationFoundWrongProgram() = false;
       OwningOpRef<ModuleOp> plan =
-          buildShardValidation(spec, *partitioned, f.getSymName(), f.getLoc());
+          buildShardValidation(spec, *partitioned, f.getSymName(), f.getLoc(),
+                               *sizes);
       if (!plan) {
         // A partition that does not match its annotations is wrong (exit
         // 1); anything else the import refuses is an input error.

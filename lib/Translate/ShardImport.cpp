@@ -63,11 +63,26 @@ static llvm::cl::opt<std::string> shardFunction(
                    "when the module holds several"),
     llvm::cl::value_desc("name"), llvm::cl::init(""));
 
+static llvm::cl::opt<std::string> shardGridShape(
+    "shard-grid-shape",
+    llvm::cl::desc("With --import-shard-partition: the shape to validate a "
+                   "grid of dynamic shape for, NAME=AxB[,NAME=...] "
+                   "(default: the smallest size from 2 that splits the "
+                   "function's dimensions evenly)"),
+    llvm::cl::value_desc("name=shape"), llvm::cl::init(""));
+
+static llvm::cl::opt<int64_t> shardDimSize(
+    "shard-dim-size",
+    llvm::cl::desc("With --import-shard-partition: the size to validate "
+                   "every dynamic tensor dimension of the input for "
+                   "(default: twice the grid's processes)"),
+    llvm::cl::value_desc("n"), llvm::cl::init(0));
+
 LogicalResult mlir::tv::refuseShardImportOptions(Location loc,
                                                  StringRef translation) {
   for (const llvm::cl::Option *o :
-       std::initializer_list<const llvm::cl::Option *>{&partitionedFile,
-                                                       &shardFunction})
+       std::initializer_list<const llvm::cl::Option *>{
+           &partitionedFile, &shardFunction, &shardGridShape, &shardDimSize})
     if (o->getNumOccurrences())
       return emitError(loc) << "--" << o->ArgStr
                             << " applies to --import-shard-partition only, "
@@ -385,30 +400,18 @@ specializeForProcess(ModuleOp part, func::FuncOp plan,
     args.push_back(arg.getType());
   }
   f.setFunctionType(FunctionType::get(ctx, args, f.getResultTypes()));
-  PassManager pm(ctx, func::FuncOp::getOperationName());
-  pm.addPass(tosa::createTosaInferShapesPass());
-  pm.addPass(createCanonicalizerPass());
-  if (failed(pm.run(f)))
+  foldProcessQueries(f, process);
+  if (failed(refineStaticShapes(f)))
     return plan.emitError() << "shard-partition import: process " << process
                             << "'s static shapes could not be inferred",
            OwningOpRef<ModuleOp>();
-  // Shape inference keeps the function's dynamic result types through a
-  // tensor.cast; the process's results are the cast's static sources.
-  auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
-  for (OpOperand &o : ret->getOpOperands())
-    if (auto c = o.get().getDefiningOp<tensor::CastOp>();
-        c && cast<ShapedType>(c.getSource().getType()).hasStaticShape()) {
-      o.set(c.getSource());
-      if (c->use_empty())
-        c->erase();
-    }
-  f.setFunctionType(FunctionType::get(ctx, args, ret.getOperandTypes()));
   return copy;
 }
 
 OwningOpRef<ModuleOp>
 mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
-                               StringRef function, Location fileLoc) {
+                               StringRef function, Location fileLoc,
+                               const ShardSizes &sizes) {
   OwningOpRef<ModuleOp> inputCopy = normalized(inputModule, fileLoc);
   OwningOpRef<ModuleOp> partCopy = normalized(partModule, fileLoc);
   if (!inputCopy || !partCopy)
@@ -439,6 +442,9 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
     return {};
   }
   func::FuncOp spec = inFns.front();
+  // Dynamic grid axes and dimensions get static sizes (both copies).
+  if (failed(specializeSizes(*input, *part, spec, sizes, fileLoc)))
+    return {};
   // The grid is the one the function's shardings name: a module may hold
   // several grids, one function one grid.
   SmallVector<shard::GridOp> used;
@@ -595,10 +601,18 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
   planOp.getBody().push_back(planBody);
   OpBuilder pb = OpBuilder::atBlockEnd(planBody);
   std::map<unsigned, std::set<int64_t>> planEmpties;
-  bool dynamicPlan = llvm::any_of(plan.getArgumentTypes(), [](Type t) {
-    auto ty = dyn_cast<RankedTensorType>(t);
-    return ty && !ty.hasStaticShape();
+  // Any dynamic type (uneven shards, a dynamic grid or dimension) makes
+  // each process's program its own specialization.
+  bool dynamicPlan = false;
+  plan.walk([&](Operation *op) {
+    for (Type t : llvm::concat<Type>(op->getOperandTypes(),
+                                     op->getResultTypes()))
+      if (auto ty = dyn_cast<RankedTensorType>(t); ty && !ty.hasStaticShape())
+        dynamicPlan = true;
   });
+  for (Type t : plan.getArgumentTypes())
+    if (auto ty = dyn_cast<RankedTensorType>(t); ty && !ty.hasStaticShape())
+      dynamicPlan = true;
   for (int64_t p = 0; p < grid.numProcesses(); ++p) {
     auto prog = RankProgramOp::create(pb, plan.getLoc(),
                                       pb.getDenseI64ArrayAttr({p}));
@@ -675,7 +689,11 @@ importShardPartition(llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
   OwningOpRef<ModuleOp> part = parseSourceFile<ModuleOp>(partitionedFile, ctx);
   if (!input || !part)
     return {};
-  return buildShardValidation(*input, *part, shardFunction, fileLoc);
+  FailureOr<ShardSizes> sizes =
+      ShardSizes::parse(shardGridShape, shardDimSize, fileLoc);
+  if (failed(sizes))
+    return {};
+  return buildShardValidation(*input, *part, shardFunction, fileLoc, *sizes);
 }
 
 void mlir::tv::registerShardImport() {

@@ -8,7 +8,9 @@
 #ifndef TRAINVERIFY_LIB_TRANSLATE_SHARDIMPORT_H
 #define TRAINVERIFY_LIB_TRANSLATE_SHARDIMPORT_H
 
+#include "TrainVerify/Translate/Translations.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -61,6 +63,25 @@ inline RankedTensorType tvType(Type t) {
                                  Float32Type::get(t.getContext()));
   return ty;
 }
+
+/// Static result types for `f` after its arguments were given static
+/// types: upstream's tosa-infer-shapes and canonicalize, and the shard
+/// collectives' own shape rules, to a fixpoint; the function's result
+/// types become its returned values' (casts to dynamic types dropped).
+LogicalResult refineStaticShapes(func::FuncOp f);
+
+/// `process`'s constants for the process queries of `f`
+/// (process_multi_index, process_linear_index) and for `shard.shard_shape`
+/// of a static shape on a constant device, so that upstream's folding can
+/// make the local types static.
+void foldProcessQueries(func::FuncOp f, int64_t process);
+
+/// The dynamic grid axes of `input` (and the same grids of `part`) and the
+/// dynamic dimensions of `spec`'s arguments given static sizes, each
+/// choice stated in a remark (ShardSpecialize.cpp).
+LogicalResult specializeSizes(ModuleOp input, ModuleOp part,
+                              func::FuncOp spec, const ShardSizes &sizes,
+                              Location loc);
 
 /// tv's elementwise op `name` (exp, tanh, log, sqrt, rsqrt, abs, neg,
 /// sigmoid; add, sub, mul, div) on `operands`, of type `type`; failure for

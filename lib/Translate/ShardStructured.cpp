@@ -175,7 +175,9 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
                               "other than adding to a position is not "
                               "modeled";
     Value r;
-    Location bloc = bop.getLoc();
+    // A body op made by a named op's generalization has no location of
+    // its own: the structured op's.
+    Location bloc = isa<UnknownLoc>(bop.getLoc()) ? loc : bop.getLoc();
     if (k->second == 1) {
       auto it = vals.find(bop.getOperand(0));
       if (it == vals.end())

@@ -315,6 +315,13 @@ def TVValidateShardPartition
            "\"builtin.module(func.func(sharding-propagation,shard-partition,"
            "canonicalize,cse))\"",
            "The partitioning pipeline to validate">,
+    Option<"gridShape", "grid-shape", "std::string", "\"\"",
+           "The shape to validate a grid of dynamic shape for, "
+           "NAME=AxB[,NAME=...] (default: the smallest size from 2 that "
+           "splits the function's dimensions evenly)">,
+    Option<"dimSize", "dim-size", "int64_t", "0",
+           "The size to validate every dynamic tensor dimension of a "
+           "function for (default: twice the grid's processes)">,
   ];
 }
 

@@ -13,6 +13,9 @@ namespace llvm {
 class SourceMgr;
 } // namespace llvm
 
+#include <map>
+#include <string>
+
 namespace mlir::tv {
 /// Registers every tv import and export with mlir-translate's registry.
 void registerTVTranslations();
@@ -21,6 +24,17 @@ void registerTVTranslations();
 Location inputFileLoc(llvm::SourceMgr &sourceMgr, MLIRContext *ctx);
 /// --import-shard-partition (ShardImport.cpp).
 void registerShardImport();
+/// Static sizes for what the shard input leaves dynamic: the shape of a
+/// grid of dynamic shape (by grid name), and the size of every dynamic
+/// tensor dimension of the validated function (0: the default).
+struct ShardSizes {
+  std::map<std::string, llvm::SmallVector<int64_t>> gridShapes;
+  int64_t dimSize = 0;
+  /// From `--shard-grid-shape NAME=AxB,...` and `--shard-dim-size N`.
+  static FailureOr<ShardSizes> parse(llvm::StringRef gridShapes,
+                                     int64_t dimSize, Location loc);
+};
+
 /// The tv module that validates `partitioned` (shard-partition's output) as
 /// a plan for `input` (the annotated module): spec, per-process plan and
 /// lineages (docs/shard-validation.md). `function` names the function when
@@ -29,7 +43,8 @@ void registerShardImport();
 OwningOpRef<ModuleOp> buildShardValidation(ModuleOp input,
                                            ModuleOp partitioned,
                                            llvm::StringRef function,
-                                           Location loc);
+                                           Location loc,
+                                           const ShardSizes &sizes = {});
 /// Set by an importer that found its input wrong rather than unreadable
 /// (a partitioned program that does not match its annotations): the tool
 /// then exits 1, a counterexample, not 3.
