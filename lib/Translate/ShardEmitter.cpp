@@ -76,7 +76,10 @@ LogicalResult Emitter::function(func::FuncOp f) {
       continue;
     if (failed(checkTensor(f, arg.getType())))
       return failure();
-    name[arg] = input(f.getLoc(), arg.getType(), "arg" + Twine(i));
+    if (auto h = argHalos.find(i); h != argHalos.end())
+      name[arg] = haloArgument(f.getLoc(), i, arg.getType(), h->second);
+    else
+      name[arg] = input(f.getLoc(), arg.getType(), "arg" + Twine(i));
   }
   unsigned ordinal = 0;
   f.walk<WalkOrder::PreOrder>(
@@ -620,6 +623,8 @@ LogicalResult Emitter::block(Block &blk, SmallVectorImpl<Value> *yielded) {
       r = shift(sh);
     } else if (auto is = dyn_cast<tensor::InsertSliceOp>(op)) {
       r = insertSlice(is);
+    } else if (auto uh = dyn_cast<shard::UpdateHaloOp>(op)) {
+      r = updateHalo(uh);
     } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
         // A returned sharding is compared by the importer, not computed.
@@ -636,8 +641,11 @@ LogicalResult Emitter::block(Block &blk, SmallVectorImpl<Value> *yielded) {
                 op->getParentOfType<func::FuncOp>().getArguments(),
                 [&](BlockArgument a) { return name.lookup(a) == *n; }))
           n = tvir::CopyOp::create(b, op->getLoc(), *n).getResult();
-        tvir::OutputOp::create(b, op->getLoc(), b.getStringAttr("out" + Twine(i)),
-                               *n);
+        if (auto h = resultHalos.find(i); h != resultHalos.end())
+          haloResult(op->getLoc(), i, *n, h->second);
+        else
+          tvir::OutputOp::create(b, op->getLoc(),
+                                 b.getStringAttr("out" + Twine(i)), *n);
       }
     } else {
       r = unsupported(op);

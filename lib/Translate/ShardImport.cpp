@@ -124,8 +124,11 @@ lineagesOf(Operation *where, StringRef tensor, ArrayRef<int64_t> shape,
            shard::ShardingOp sharding, const Grid &grid, Lineages &out,
            llvm::function_ref<bool(int64_t)> witness = nullptr,
            Value local = nullptr,
-           std::vector<SmallVector<int64_t>> *shapesOut = nullptr) {
+           std::vector<SmallVector<int64_t>> *shapesOut = nullptr,
+           std::vector<HaloLayout> *halosOut = nullptr) {
   SmallVector<SmallVector<int16_t>> split;
+  // Halos: two sizes (before, after) per split dimension, in order.
+  ArrayRef<int64_t> halos;
   // Uneven shards: per split dimension, count + 1 offsets (concatenated in
   // dimension order); offsets[d] is the first of dimension d's.
   ArrayRef<int64_t> uneven;
@@ -135,12 +138,18 @@ lineagesOf(Operation *where, StringRef tensor, ArrayRef<int64_t> shape,
       return where->emitError() << "shard-partition import: shard offsets "
                                    "that are runtime values are not modeled";
     uneven = sharding.getStaticShardedDimsOffsets();
-    if (!sharding.getStaticHaloSizes().empty() ||
-        !sharding.getDynamicHaloSizes().empty())
-      return where->emitError()
-             << "shard-partition import: halo sizes are not modeled";
+    if (!sharding.getDynamicHaloSizes().empty())
+      return where->emitError() << "shard-partition import: halo sizes that "
+                                   "are runtime values are not modeled";
+    halos = sharding.getStaticHaloSizes();
     for (auto axes : sharding.getSplitAxes().getAxes())
       split.emplace_back(axes.asArrayRef());
+    size_t splitDims = llvm::count_if(
+        split, [](const SmallVector<int16_t> &a) { return !a.empty(); });
+    if (!halos.empty() && halos.size() != 2 * splitDims)
+      return where->emitError()
+             << "shard-partition import: " << halos.size()
+             << " halo sizes for " << splitDims << " split dimensions";
     if (!uneven.empty()) {
       size_t at = 0;
       for (auto [d, axes] : llvm::enumerate(split)) {
@@ -160,9 +169,18 @@ lineagesOf(Operation *where, StringRef tensor, ArrayRef<int64_t> shape,
   // and the processes that hold it.
   struct Holders {
     SmallVector<int64_t> lo, hi;
-    std::vector<int64_t> procs;
+    std::vector<std::pair<std::string, int64_t>> procs;
   };
   std::map<std::string, Holders> holders;
+  auto hold = [&](const std::string &key, const std::string &name,
+                  ArrayRef<int64_t> lo, ArrayRef<int64_t> hi, int64_t p) {
+    Holders &h = holders[key];
+    h.lo.assign(lo.begin(), lo.end());
+    h.hi.assign(hi.begin(), hi.end());
+    if (!witness || (h.procs.empty() && witness(p)))
+      h.procs.push_back({name, p});
+  };
+  std::vector<HaloLayout> layouts;
   auto localType = local ? dyn_cast<RankedTensorType>(local.getType())
                          : RankedTensorType();
   for (int64_t p = 0; p < grid.numProcesses(); ++p) {
@@ -221,11 +239,35 @@ lineagesOf(Operation *where, StringRef tensor, ArrayRef<int64_t> shape,
       blockLo.push_back(lo);
       blockHi.push_back(hi);
     }
-    // The partitioned program's local type must be the block the sharding
-    // gives the process: checked here, before any proof, and reported at
-    // the annotation.
-    // A partitioned value that is not the block its annotation gives is a
-    // wrong partition (exit 1), reported at the partitioned value.
+    // Halos around the block: the local value is the block and its halos.
+    HaloLayout halo;
+    if (!halos.empty()) {
+      size_t k = 0;
+      for (auto [d, size] : llvm::enumerate(shape)) {
+        int64_t before = 0, after = 0;
+        if (d < split.size() && !split[d].empty()) {
+          before = halos[k], after = halos[k + 1];
+          k += 2;
+        }
+        int64_t core = blockHi[d] - blockLo[d];
+        if (before < 0 || after < 0 || before > core || after > core)
+          return where->emitError()
+                 << "shard-partition import: a halo of " << before << " and "
+                 << after << " around a block of " << core
+                 << " in dimension " << d
+                 << " reaches past the neighbour (not modeled)";
+        halo.before.push_back(before);
+        halo.after.push_back(after);
+        halo.coreLo.push_back(blockLo[d]);
+        halo.coreHi.push_back(blockHi[d]);
+        halo.global.push_back(size);
+      }
+      blockShape = halo.localShape();
+    }
+    // The partitioned program's local type must be the block (and halos)
+    // the sharding gives the process, checked before any proof: a
+    // partitioned value that is not is a wrong partition (exit 1), reported
+    // at the partitioned value with a note at the annotation.
     if (localType && localType.hasStaticShape() &&
         localType.getShape() != ArrayRef<int64_t>(blockShape)) {
       markWrongPartition();
@@ -236,17 +278,48 @@ lineagesOf(Operation *where, StringRef tensor, ArrayRef<int64_t> shape,
           << p << " the block " << box << "] of shape [";
       llvm::interleaveComma(blockShape, diag);
       diag << "]";
+      if (!halos.empty())
+        diag << " with its halos";
       diag.attachNote(where->getLoc()) << "the annotation";
       return failure();
     }
     if (shapesOut)
       shapesOut->push_back(blockShape);
-    Holders &h = holders[box + "]"];
-    h.lo = blockLo;
-    h.hi = blockHi;
-    if (!witness || (h.procs.empty() && witness(p)))
-      h.procs.push_back(p);
+    if (halo.empty())
+      hold(box + "]", tensor.str(), blockLo, blockHi, p);
+    layouts.push_back(std::move(halo));
   }
+  if (!halos.empty()) {
+    // With halos, the tiles of every process are cut where any process's
+    // core or halo starts or ends; each defined tile is a plan tensor of
+    // its own (ShardHalo.cpp), an undefined one is named by no lineage.
+    SmallVector<SmallVector<int64_t>> cuts(shape.size());
+    for (const HaloLayout &l : layouts)
+      for (size_t d = 0; d < shape.size(); ++d)
+        for (int64_t c : {l.coreLo[d] - l.before[d], l.coreLo[d],
+                          l.coreHi[d], l.coreHi[d] + l.after[d]})
+          if (c > 0 && c < shape[d])
+            cuts[d].push_back(c);
+    for (SmallVector<int64_t> &c : cuts) {
+      llvm::sort(c);
+      c.erase(std::unique(c.begin(), c.end()), c.end());
+    }
+    for (auto [p, l] : llvm::enumerate(layouts)) {
+      l.cuts = cuts;
+      for (const HaloTile &t : haloTiles(l)) {
+        if (!t.defined)
+          continue;
+        std::string tileBox = "[";
+        for (auto [d, lo] : llvm::enumerate(t.globalLo))
+          tileBox += (d ? ", " : "") + std::to_string(lo) + ":" +
+                     std::to_string(t.globalHi[d]);
+        hold(tileBox + "]", tensor.str() + t.suffix, t.globalLo, t.globalHi,
+             p);
+      }
+    }
+  }
+  if (halosOut)
+    *halosOut = std::move(layouts);
   MLIRContext *ctx = where->getContext();
   for (auto &[box, h] : holders) {
     if (h.procs.empty())
@@ -254,9 +327,8 @@ lineagesOf(Operation *where, StringRef tensor, ArrayRef<int64_t> shape,
     // Each holder is an alternative of its own: the block equals the
     // tensor of any one of them.
     SmallVector<Attribute> groups;
-    for (int64_t p : h.procs)
-      groups.push_back(
-          ArrayAttr::get(ctx, {PlanRefAttr::get(ctx, tensor, p)}));
+    for (auto &[name, p] : h.procs)
+      groups.push_back(ArrayAttr::get(ctx, {PlanRefAttr::get(ctx, name, p)}));
     out.emplace_back(where->getLoc(),
                      LineageAttr::get(ctx, StringAttr::get(ctx, tensor), h.lo,
                                       h.hi, ArrayAttr::get(ctx, groups)));
@@ -442,6 +514,17 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
     return {};
   }
   func::FuncOp spec = inFns.front();
+  // A function that returns nothing computes nothing to compare: said as
+  // such, before anything is read (the pass says it with
+  // a warning).
+  if (spec.getNumResults() == 0) {
+    emitError(spec.getLoc())
+        << "shard-partition import: nothing to validate: @"
+        << spec.getSymName()
+        << " returns nothing (tv compares the partitioned function's "
+           "results with the input's)";
+    return {};
+  }
   // Dynamic grid axes and dimensions get static sizes (both copies).
   if (failed(specializeSizes(*input, *part, spec, sizes, fileLoc)))
     return {};
@@ -453,17 +536,15 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
     if (g && !llvm::is_contained(used, g))
       used.push_back(g);
   });
-  if (used.empty())
+  if (used.empty() && grids.size() == 1)
     used = grids;
-  if (used.size() != 1) {
+  if (used.size() > 1) {
     emitError(spec.getLoc())
         << "shard-partition import: @" << spec.getSymName()
-        << (used.empty() ? " names no shard.grid"
-                         : " shards over more than one shard.grid")
-        << " (one grid per function is modeled)";
+        << " shards over more than one shard.grid (one grid per function is "
+           "modeled)";
     return {};
   }
-  shard::GridOp gridOp = used.front();
   auto plan = part->lookupSymbol<func::FuncOp>(spec.getSymName());
   if (!plan) {
     emitError(fileLoc) << "shard-partition import: the partitioned module has "
@@ -471,9 +552,16 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
                        << spec.getSymName();
     return {};
   }
+  // A function that names no grid (a module without one, or with several
+  // and no sharding in the function) is not partitioned: it runs as it is
+  // on one process, which must compute what the input computes.
+  shard::GridOp gridOp = used.empty() ? shard::GridOp() : used.front();
+  Location gridLoc = gridOp ? gridOp.getLoc() : spec.getLoc();
   Grid grid;
-  grid.name = gridOp.getSymName().str();
-  for (int64_t s : gridOp.getShape()) {
+  grid.name = gridOp ? gridOp.getSymName().str() : "";
+  SmallVector<int64_t> gridShape =
+      gridOp ? SmallVector<int64_t>(gridOp.getShape()) : SmallVector<int64_t>{1};
+  for (int64_t s : gridShape) {
     if (ShapedType::isDynamic(s) || s < 1) {
       gridOp.emitError() << "shard-partition import: a grid of dynamic shape "
                             "is not modeled";
@@ -548,27 +636,40 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
   // its local type checked against the partitioned value `local`.
   auto tensorLineages = [&](StringRef name, Value v, shard::ShardingOp sharding,
                             Operation *fallback, Value local,
-                            std::vector<SmallVector<int64_t>> *shapes =
-                                nullptr) {
+                            std::vector<SmallVector<int64_t>> *shapes,
+                            std::vector<HaloLayout> *halos) {
     return lineagesOf(sharding ? sharding.getOperation() : fallback, name,
                       cast<RankedTensorType>(v.getType()).getShape(), sharding,
-                      grid, lineages, nullptr, local, shapes);
+                      grid, lineages, nullptr, local, shapes, halos);
   };
   // Each argument's block shape on each process: a partitioned function
   // with dynamic local types (uneven shards) is specialized per process.
+  // Halos: each argument's and result's layout on each process.
   std::vector<std::vector<SmallVector<int64_t>>> argBlocks(
       spec.getNumArguments());
+  std::vector<std::vector<HaloLayout>> argHalos(spec.getNumArguments()),
+      resultHalos(ret.getNumOperands());
   for (auto [i, arg] : llvm::enumerate(spec.getArguments()))
     if (staticTensor(arg.getType()) &&
         failed(tensorLineages("arg" + std::to_string(i), arg,
                               argSharding(arg), spec, plan.getArgument(i),
-                              &argBlocks[i])))
+                              &argBlocks[i], &argHalos[i])))
       return {};
   for (auto [i, v] : llvm::enumerate(ret.getOperands()))
     if (!isa<shard::ShardingType>(v.getType()) &&
         failed(tensorLineages("out" + std::to_string(i), v, resultSharding(v),
-                              ret, planRet.getOperand(i))))
+                              ret, planRet.getOperand(i), nullptr,
+                              &resultHalos[i])))
       return {};
+  // This process's halos, by position.
+  auto halosOf = [](const std::vector<std::vector<HaloLayout>> &all,
+                    int64_t p) {
+    std::map<unsigned, HaloLayout> m;
+    for (auto [i, perProcess] : llvm::enumerate(all))
+      if ((size_t)p < perProcess.size() && !perProcess[p].empty())
+        m[i] = perProcess[p];
+    return m;
+  };
 
   // The tv module, built op by op with the tv ops' builders.
   OwningOpRef<ModuleOp> out = ModuleOp::create(fileLoc);
@@ -578,16 +679,23 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
     for (size_t i = 0; i < grid.sizes.size(); ++i)
       axisNames.push_back(Grid::axis(i));
     SmallVector<StringRef> axisRefs(axisNames.begin(), axisNames.end());
-    MeshOp::create(mb, gridOp.getLoc(), mb.getStringAttr("mesh"),
+    MeshOp::create(mb, gridLoc, mb.getStringAttr("mesh"),
                    mb.getStrArrayAttr(axisRefs),
                    mb.getDenseI64ArrayAttr(grid.sizes));
   }
   std::map<unsigned, Value> specEmpties;
+  Block *specBody = nullptr;
+  struct FreeInput {
+    std::string name;
+    RankedTensorType type;
+    int64_t process;
+  };
+  std::vector<FreeInput> freeInputs;
   {
     auto specOp = SpecOp::create(mb, spec.getLoc(), mb.getStringAttr("spec"));
-    Block *body = new Block();
-    specOp.getBody().push_back(body);
-    OpBuilder b = OpBuilder::atBlockEnd(body);
+    specBody = new Block();
+    specOp.getBody().push_back(specBody);
+    OpBuilder b = OpBuilder::atBlockEnd(specBody);
     Emitter e(grid, -1, b);
     if (failed(e.function(spec)))
       return {};
@@ -601,6 +709,7 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
   planOp.getBody().push_back(planBody);
   OpBuilder pb = OpBuilder::atBlockEnd(planBody);
   std::map<unsigned, std::set<int64_t>> planEmpties;
+  std::map<std::pair<unsigned, int64_t>, RankedTensorType> planEmptyTypes;
   // Any dynamic type (uneven shards, a dynamic grid or dimension) makes
   // each process's program its own specialization.
   bool dynamicPlan = false;
@@ -620,6 +729,9 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
     prog.getBody().push_back(body);
     OpBuilder b = OpBuilder::atBlockEnd(body);
     Emitter e(grid, p, b);
+    e.setHalos(halosOf(argHalos, p), halosOf(resultHalos, p));
+    std::vector<std::pair<std::string, RankedTensorType>> free;
+    e.setFreeInputs(&free);
     OwningOpRef<ModuleOp> specialized;
     func::FuncOp program = plan;
     if (dynamicPlan) {
@@ -630,8 +742,12 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
     }
     if (failed(e.function(program)))
       return {};
-    for (auto &[k, v] : e.readEmpties())
+    for (auto &[k, v] : e.readEmpties()) {
       planEmpties[k].insert(p);
+      planEmptyTypes[{k, p}] = tvType(v.getType());
+    }
+    for (auto &[n, ty] : free)
+      freeInputs.push_back({n, ty, p});
   }
 
   Lineages &witnesses = lineages;
@@ -650,6 +766,35 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
                           argSharding(v), grid, witnesses,
                           [&](int64_t p) { return readers.count(p) > 0; })))
       return {};
+  }
+  // Undefined values the partitioned program reads and no lineage ties to
+  // the input's (an empty no witness names, a halo past the grid's edge):
+  // each plan input is tied to a spec input of its own that the spec never
+  // reads, a free variable of every stage that reaches it. A result that
+  // depends on one fails with a counterexample; one that does not (the
+  // dependence only through a whole tensor) is proven (docs/shard.md,
+  // "Undefined values").
+  std::set<std::pair<std::string, int64_t>> named;
+  for (auto &[loc, lineage] : lineages)
+    lineage.walkRefs(
+        [&](size_t, PlanRefView ref) { named.insert({ref.name.str(), ref.rank}); });
+  for (auto &[key, ty] : planEmptyTypes) {
+    std::string n = "empty" + std::to_string(key.first);
+    if (!named.count({n, key.second}))
+      freeInputs.push_back({n, ty, key.second});
+  }
+  OpBuilder sb = OpBuilder::atBlockBegin(specBody);
+  for (const FreeInput &f : freeInputs) {
+    std::string specName = "free " + f.name + " @" + std::to_string(f.process);
+    InputOp::create(sb, plan.getLoc(), f.type, sb.getStringAttr(specName));
+    SmallVector<int64_t> zero(f.type.getRank(), 0);
+    lineages.emplace_back(
+        plan.getLoc(),
+        LineageAttr::get(
+            ctx, sb.getStringAttr(specName), zero, f.type.getShape(),
+            ArrayAttr::get(ctx, {ArrayAttr::get(ctx, {PlanRefAttr::get(
+                                                         ctx, f.name,
+                                                         f.process)})})));
   }
   for (auto &[loc, lineage] : lineages)
     LineageOp::create(mb, loc, lineage);

@@ -21,7 +21,9 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/ScopedPrinter.h"
 
+#include <functional>
 #include <map>
+#include <vector>
 #include <string>
 
 namespace mlir::tv::shardimport {
@@ -96,6 +98,47 @@ inline bool isFloatTensor(Value v) {
   return t && isa<FloatType>(t.getElementType());
 }
 
+/// A value's halos on one process (a sharding with `halo_sizes`): per
+/// dimension, the halo rows before and after the core block (0 where the
+/// dimension is not split) and the core block's global bounds.
+struct HaloLayout {
+  SmallVector<int64_t> before, after, coreLo, coreHi, global;
+  /// Per dimension, the global positions where some process's core or
+  /// halo starts or ends: tiles are cut there, so that the tiles of all
+  /// processes have equal or disjoint global boxes (one lineage per box).
+  SmallVector<SmallVector<int64_t>> cuts;
+  bool empty() const { return before.empty(); }
+  /// The local shape: core plus halos.
+  SmallVector<int64_t> localShape() const {
+    SmallVector<int64_t> s;
+    for (size_t d = 0; d < before.size(); ++d)
+      s.push_back(before[d] + coreHi[d] - coreLo[d] + after[d]);
+    return s;
+  }
+};
+
+/// One tile of a value with halos: `offs[d]` is -1 (in the halo before),
+/// 0 (in the core) or 1 (in the halo after) along each dimension. Its local
+/// and global boxes; `defined` when the global box lies inside the tensor
+/// (a halo cell is its neighbour's core cell, and there is none at the
+/// grid's edge). `suffix` names the tile's plan tensor: "" for the whole
+/// core, ".box[lo:hi,...]" (its global box) otherwise.
+struct HaloTile {
+  SmallVector<int64_t> offs, localLo, localHi, globalLo, globalHi;
+  bool defined = true;
+  std::string suffix;
+  SmallVector<int64_t> shape() const {
+    SmallVector<int64_t> s;
+    for (auto [lo, hi] : llvm::zip(localLo, localHi))
+      s.push_back(hi - lo);
+    return s;
+  }
+};
+
+/// The tiles of `h`: the product of each dimension's ranges (halo before,
+/// core, halo after, each cut at `h.cuts`), the last dimension fastest.
+std::vector<HaloTile> haloTiles(const HaloLayout &h);
+
 /// Translates one function body into the ops of a tv program (spec, or the
 /// program of one process), built with the tv ops' generated builders at
 /// the end of the program's block (`b`), each at the location of the
@@ -106,6 +149,23 @@ public:
       : grid(grid), process(process), b(b) {}
 
   LogicalResult function(func::FuncOp f);
+
+  /// The halos of the function's arguments and results on this process
+  /// (by position; absent: none).
+  void setHalos(std::map<unsigned, HaloLayout> args,
+                std::map<unsigned, HaloLayout> results) {
+    argHalos = std::move(args);
+    resultHalos = std::move(results);
+  }
+
+  /// Where the plan inputs that hold undefined halo cells are recorded
+  /// (name, type): the importer ties each to a spec input of its own that
+  /// nothing in the spec reads, so it is a free variable of every stage
+  /// that reaches it (a result that depends on it fails with a
+  /// counterexample; one that does not is proven).
+  void setFreeInputs(std::vector<std::pair<std::string, RankedTensorType>> *f) {
+    freeInputs = f;
+  }
 
   /// The `tensor.empty` ops whose values the function reads (by ordinal in
   /// program order), each an input "empty<K>" of the translated program.
@@ -194,6 +254,20 @@ private:
 
   LogicalResult block(Block &b, SmallVectorImpl<Value> *yielded);
 
+  // ShardHalo.cpp: values with halos.
+  /// A tensor of `type` assembled from its tiles along `h`: `tile(t)` gives
+  /// tile t's value (concatenated dimension by dimension).
+  Value assemble(Location loc, RankedTensorType type, const HaloLayout &h,
+                 llvm::function_ref<Value(const HaloTile &)> tile);
+  /// An argument with halos: an input per tile, assembled.
+  Value haloArgument(Location loc, unsigned i, Type type, const HaloLayout &h);
+  /// A result with halos: the core and every defined halo tile output on
+  /// their own (an undefined tile is claimed by nothing).
+  void haloResult(Location loc, unsigned i, Value v, const HaloLayout &h);
+  /// `shard.update_halo`: each halo tile received from the neighbour that
+  /// holds it as core, undefined where there is none.
+  LogicalResult updateHalo(shard::UpdateHaloOp op);
+
   const Grid &grid;
   int64_t process;
   OpBuilder &b;
@@ -209,6 +283,10 @@ private:
   SmallVector<Value> emptyOf;
   DenseMap<unsigned, Value> emptyName;
   DenseMap<Value, double> fills;
+  std::map<unsigned, HaloLayout> argHalos, resultHalos;
+  std::vector<std::pair<std::string, RankedTensorType>> *freeInputs = nullptr;
+  /// A plan input of undefined cells, recorded as free (setFreeInputs).
+  Value freeInput(Location loc, RankedTensorType type, const std::string &n);
   /// Values an op leaves undefined, and why (see undefined()).
   DenseMap<Value, std::string> undefs;
   unsigned undefCount = 0;
