@@ -89,6 +89,11 @@ Verdict &mlir::tv::toolVerdict() {
   return v;
 }
 
+bool &mlir::tv::verifyAttemptOnly() {
+  static bool attempt = false;
+  return attempt;
+}
+
 int mlir::tv::exitStatus(LogicalResult result) { return finishRun(result); }
 
 std::chrono::steady_clock::time_point &mlir::tv::toolStartTime() {

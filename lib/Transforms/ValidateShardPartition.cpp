@@ -104,6 +104,70 @@ struct ValidateShardPartitionPass
     return pipeline.slice(at, end).str();
   }
 
+  /// One validation of `f` with the annotated intermediates as stage cuts:
+  /// success only if every stage is proven; its diagnostics are kept back
+  /// (the remarks replayed on success) and the verdict restored otherwise,
+  /// `why` then holding its first error.
+  LogicalResult attemptWithCuts(ModuleOp spec, ModuleOp partitioned,
+                                func::FuncOp f, ShardSizes sizes,
+                                std::string &why) {
+    MLIRContext *ctx = &getContext();
+    struct Kept {
+      Location loc;
+      DiagnosticSeverity severity;
+      std::string message;
+    };
+    std::vector<Kept> kept;
+    Verdict before = toolVerdict();
+    bool wrongBefore = translationFoundWrongProgram();
+    LogicalResult result = failure();
+    {
+      ScopedDiagnosticHandler capture(ctx, [&](Diagnostic &d) {
+        kept.push_back({d.getLocation(), d.getSeverity(), d.str()});
+        return success();
+      });
+      verifyAttemptOnly() = true;
+      auto restore = llvm::make_scope_exit([] { verifyAttemptOnly() = false; });
+      sizes.intermediateCuts = true;
+      OwningOpRef<ModuleOp> plan =
+          buildShardValidation(spec, partitioned, f.getSymName(), f.getLoc(),
+                               sizes);
+      if (plan) {
+        PassManager verify(ctx, ModuleOp::getOperationName());
+        buildVerifyPipeline(verify, TVVerifyOptions(), /*fold=*/true);
+        result = verify.run(*plan);
+      }
+    }
+    if (succeeded(result)) {
+      for (const Kept &k : kept)
+        if (k.severity != DiagnosticSeverity::Error)
+          emitDiagnostic(k.loc, k.severity, k.message);
+      return success();
+    }
+    toolVerdict() = before;
+    translationFoundWrongProgram() = wrongBefore;
+    for (const Kept &k : kept)
+      if (k.severity == DiagnosticSeverity::Error) {
+        why = k.message;
+        break;
+      }
+    return failure();
+  }
+
+  static void emitDiagnostic(Location loc, DiagnosticSeverity severity,
+                             const std::string &message) {
+    switch (severity) {
+    case DiagnosticSeverity::Remark:
+      emitRemark(loc) << message;
+      break;
+    case DiagnosticSeverity::Warning:
+      emitWarning(loc) << message;
+      break;
+    default:
+      break; // notes went with their diagnostic
+    }
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> annotated;
@@ -157,6 +221,14 @@ struct ValidateShardPartitionPass
                         << " has no tensor result: nothing to validate";
         continue;
       }
+      // First with the annotated intermediates as stage cuts (small
+      // stages); a cut that does not hold, or anything else short of a
+      // proof, and the function is validated end to end instead, with that
+      // run's diagnostics and verdict (decision 93).
+      std::string cutFailure;
+      if (intermediateCuts && succeeded(attemptWithCuts(spec, *partitioned, f,
+                                                        *sizes, cutFailure)))
+        continue;
       translationFoundWrongProgram() = false;
       OwningOpRef<ModuleOp> plan =
           buildShardValidation(spec, *partitioned, f.getSymName(), f.getLoc(),
@@ -172,8 +244,13 @@ struct ValidateShardPartitionPass
       PassManager verify(&getContext(), ModuleOp::getOperationName());
       buildVerifyPipeline(verify, TVVerifyOptions(), /*fold=*/true);
       if (failed(verify.run(*plan))) {
-        f.emitError() << "shard-partition's output for @" << f.getSymName()
-                      << " is not proven a correct plan for it";
+        InFlightDiagnostic d = f.emitError()
+                               << "shard-partition's output for @"
+                               << f.getSymName()
+                               << " is not proven a correct plan for it";
+        if (!cutFailure.empty())
+          d.attachNote() << "with the annotated intermediates as cuts: "
+                         << cutFailure;
         ok = false;
       }
     }

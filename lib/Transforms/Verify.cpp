@@ -451,7 +451,8 @@ void VerifyPass::runOnOperation() {
     add(errors, "error");
     add(failed, "counterexample");
     add(unknown, "unknown");
-    llvm::errs() << "tv-verify: " << line << "\n";
+    if (!verifyAttemptOnly())
+      llvm::errs() << "tv-verify: " << line << "\n";
     StringRef result = errors   ? "error"
                        : failed ? "counterexample"
                                 : "unknown";

@@ -71,6 +71,14 @@ static llvm::cl::opt<std::string> shardGridShape(
                    "function's dimensions evenly)"),
     llvm::cl::value_desc("name=shape"), llvm::cl::init(""));
 
+static llvm::cl::opt<bool> shardIntermediates(
+    "shard-intermediate-cuts",
+    llvm::cl::desc("With --import-shard-partition: tie every annotated "
+                   "intermediate to the partitioned op at its location "
+                   "(smaller stages; a cut that does not hold fails its "
+                   "stage, so validate again without it then)"),
+    llvm::cl::init(false));
+
 static llvm::cl::opt<int64_t> shardDimSize(
     "shard-dim-size",
     llvm::cl::desc("With --import-shard-partition: the size to validate "
@@ -82,7 +90,8 @@ LogicalResult mlir::tv::refuseShardImportOptions(Location loc,
                                                  StringRef translation) {
   for (const llvm::cl::Option *o :
        std::initializer_list<const llvm::cl::Option *>{
-           &partitionedFile, &shardFunction, &shardGridShape, &shardDimSize})
+           &partitionedFile, &shardFunction, &shardGridShape, &shardDimSize,
+           &shardIntermediates})
     if (o->getNumOccurrences())
       return emitError(loc) << "--" << o->ArgStr
                             << " applies to --import-shard-partition only, "
@@ -691,15 +700,59 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
     int64_t process;
   };
   std::vector<FreeInput> freeInputs;
+  // Annotated intermediates (decision 93): each value a shard.shard
+  // annotates (not for its users) that a single-result op computes, at a
+  // location of its own; matched on each process to the last op of the
+  // partitioned program at that location whose result has the local type
+  // of the value's block there (the op, or the all-reduce the partitioner
+  // puts after it).
+  struct Intermediate {
+    std::string name;
+    Value value;
+    shard::ShardingOp sharding;
+    std::vector<Value> plan; // per process, null where unmatched
+  };
+  std::vector<Intermediate> inters;
+  if (sizes.intermediateCuts && gridOp) {
+    DenseSet<Location> seen, repeated;
+    spec.walk([&](Operation *op) {
+      if (op->getNumResults() && !isa<UnknownLoc>(op->getLoc()) &&
+          !seen.insert(op->getLoc()).second)
+        repeated.insert(op->getLoc());
+    });
+    spec.walk([&](shard::ShardOp s) {
+      if (s.getAnnotateForUsers())
+        return;
+      Operation *d = s.getSrc().getDefiningOp();
+      auto sh = s.getSharding().getDefiningOp<shard::ShardingOp>();
+      auto ty = dyn_cast<RankedTensorType>(s.getSrc().getType());
+      if (!d || d->getNumResults() != 1 || isa<UnknownLoc>(d->getLoc()) ||
+          repeated.contains(d->getLoc()) ||
+          isa<shard::ShardOp, tensor::EmptyOp, linalg::FillOp,
+              arith::ConstantOp>(d) ||
+          !sh || !ty || !ty.hasStaticShape() ||
+          !sh.getStaticHaloSizes().empty() ||
+          !sh.getStaticShardedDimsOffsets().empty() ||
+          sh.getGridAttr().getValue() != gridOp.getSymName())
+        return;
+      if (llvm::any_of(inters,
+                       [&](const Intermediate &i) { return i.value == s.getSrc(); }))
+        return;
+      inters.push_back({"v" + std::to_string(inters.size()), s.getSrc(), sh,
+                        std::vector<Value>(grid.numProcesses())});
+    });
+  }
+  std::unique_ptr<Emitter> specEmitter;
+  std::unique_ptr<OpBuilder> specBuilder;
   {
     auto specOp = SpecOp::create(mb, spec.getLoc(), mb.getStringAttr("spec"));
     specBody = new Block();
     specOp.getBody().push_back(specBody);
-    OpBuilder b = OpBuilder::atBlockEnd(specBody);
-    Emitter e(grid, -1, b);
-    if (failed(e.function(spec)))
+    specBuilder = std::make_unique<OpBuilder>(OpBuilder::atBlockEnd(specBody));
+    specEmitter = std::make_unique<Emitter>(grid, -1, *specBuilder);
+    if (failed(specEmitter->function(spec)))
       return {};
-    specEmpties = e.readEmpties();
+    specEmpties = specEmitter->readEmpties();
   }
   auto planOp = PlanOp::create(mb, plan.getLoc(), mb.getStringAttr("plan"),
                                FlatSymbolRefAttr::get(ctx, "mesh"),
@@ -748,6 +801,43 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
     }
     for (auto &[n, ty] : free)
       freeInputs.push_back({n, ty, p});
+    // This process's values of the annotated intermediates, tagged.
+    if (!inters.empty()) {
+      DenseMap<Location, SmallVector<Operation *>> atLoc;
+      program.walk([&](Operation *op) {
+        if (op->getNumResults() == 1)
+          atLoc[op->getLoc()].push_back(op);
+      });
+      for (Intermediate &in : inters) {
+        auto it = atLoc.find(in.value.getDefiningOp()->getLoc());
+        if (it == atLoc.end())
+          continue;
+        Type local = shard::shardType(in.value.getType(), gridOp,
+                                      shard::Sharding(in.sharding.getResult()));
+        for (Operation *op : llvm::reverse(it->second)) {
+          if (op->getResult(0).getType() != local)
+            continue;
+          if (Value v = e.lookup(op->getResult(0))) {
+            in.plan[p] = v;
+            TagOp::create(b, op->getLoc(), b.getStringAttr(in.name), v);
+          }
+          break;
+        }
+      }
+    }
+  }
+  // An intermediate matched on every process is tagged in the spec and
+  // tied by the lineages its sharding gives.
+  for (Intermediate &in : inters) {
+    Value sv = specEmitter->lookup(in.value);
+    if (!sv || llvm::is_contained(in.plan, Value()))
+      continue;
+    TagOp::create(*specBuilder, in.value.getLoc(),
+                  specBuilder->getStringAttr(in.name), sv);
+    if (failed(lineagesOf(in.sharding, in.name,
+                          cast<RankedTensorType>(in.value.getType()).getShape(),
+                          in.sharding, grid, lineages)))
+      return {};
   }
 
   Lineages &witnesses = lineages;
@@ -838,6 +928,7 @@ importShardPartition(llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
       ShardSizes::parse(shardGridShape, shardDimSize, fileLoc);
   if (failed(sizes))
     return {};
+  sizes->intermediateCuts = shardIntermediates;
   return buildShardValidation(*input, *part, shardFunction, fileLoc, *sizes);
 }
 

@@ -150,6 +150,9 @@ public:
 
   LogicalResult function(func::FuncOp f);
 
+  /// The tv value of a translated upstream value (null if none).
+  Value lookup(Value v) const { return name.lookup(v); }
+
   /// The halos of the function's arguments and results on this process
   /// (by position; absent: none).
   void setHalos(std::map<unsigned, HaloLayout> args,

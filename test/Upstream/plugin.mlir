@@ -2,7 +2,7 @@
 // dialect and every tv pass load into it, and validation of MLIR's own
 // partitioner runs inside one --pass-pipeline.
 // RUN: mlir-opt-22 --load-dialect-plugin=%tv_plugin --load-pass-plugin=%tv_plugin --pass-pipeline='builtin.module(tv-validate-shard-partition)' %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=PROVEN
-// PROVEN: tv-verify: proven (1 stages
+// PROVEN: tv-verify: proven (2 stages
 // What tv does not model is refused by name through the host's diagnostics.
 // tv's own passes run in the host too: the three-pass command proves a
 // plan, and a plan with an injected bug gives a counterexample.

@@ -319,6 +319,10 @@ def TVValidateShardPartition
            "The shape to validate a grid of dynamic shape for, "
            "NAME=AxB[,NAME=...] (default: the smallest size from 2 that "
            "splits the function's dimensions evenly)">,
+    Option<"intermediateCuts", "intermediate-cuts", "bool", "true",
+           "First validate with every annotated intermediate as a stage cut "
+           "(matched by location; small stages), then, if that does not "
+           "prove the function, end to end">,
     Option<"dimSize", "dim-size", "int64_t", "0",
            "The size to validate every dynamic tensor dimension of a "
            "function for (default: twice the grid's processes)">,

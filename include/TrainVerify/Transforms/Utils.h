@@ -47,6 +47,11 @@ void setUpToolOptions(llvm::StringRef tool);
 /// --tv-verify that proved every stage of the plan.
 enum class Verdict { None, Proven, Wrong, Unknown };
 Verdict &toolVerdict();
+/// Set while a caller runs a verification it may retry another way (the
+/// shard validator's attempt with intermediate cuts): --tv-verify then does
+/// not print its summary line for a run that did not prove the plan, and
+/// the caller captures the diagnostics.
+bool &verifyAttemptOnly();
 /// The exit status of a driver whose main work returned `result`; prints
 /// the verdict line and completes the stats file (see finishRun in
 /// RunStatus.h).

@@ -30,6 +30,12 @@ void registerShardImport();
 struct ShardSizes {
   std::map<std::string, llvm::SmallVector<int64_t>> gridShapes;
   int64_t dimSize = 0;
+  /// Whether the annotated intermediates (every value the input's
+  /// shard.shard annotates, after propagation) become lineages, matched to
+  /// the partitioned op at the same location: stage cuts that keep stages
+  /// small. A cut that does not hold fails its stage, so a caller that
+  /// sets this re-validates without it on failure (decision 93).
+  bool intermediateCuts = false;
   /// From `--shard-grid-shape NAME=AxB,...` and `--shard-dim-size N`.
   static FailureOr<ShardSizes> parse(llvm::StringRef gridShapes,
                                      int64_t dimSize, Location loc);
