@@ -65,7 +65,10 @@ def seeds(target, build):
         up = os.path.join(ROOT, "test", "Upstream", "Inputs")
         ins = [os.path.join(ROOT, "test", "Upstream",
                             "shard_partition_in_tv.mlir"),
-               os.path.join(up, "gather2d.mlir")]
+               os.path.join(up, "gather2d.mlir"),
+               os.path.join(up, "halos.mlir"),
+               os.path.join(up, "dynamic_sizes.mlir"),
+               os.path.join(up, "uneven_offsets.mlir")]
         ins += [os.path.join(up, "defects", f)
                 for f in sorted(os.listdir(os.path.join(up, "defects")))]
         for path in ins:

@@ -3,6 +3,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -80,6 +81,54 @@ std::optional<NestingExcess> mlir::tv::findExcessNesting(StringRef s,
   return std::nullopt;
 }
 
+/// The position of the first `dimensions = [...]` / `permutation = [...]`
+/// list that is not integers: MLIR 22.1.8's parser of linalg.reduce,
+/// linalg.broadcast and linalg.transpose dereferences a null attribute on
+/// such a list and crashes (an upstream defect, found by tv's fuzzer), so
+/// tv refuses it before parsing.
+static std::optional<size_t> findUnparsableIndexList(StringRef s) {
+  for (StringRef key : {"dimensions", "permutation"}) {
+    for (size_t at = s.find(key); at != StringRef::npos;
+         at = s.find(key, at + 1)) {
+      // Not in a line comment.
+      size_t lineStart = s.rfind('\n', at);
+      if (s.slice(lineStart == StringRef::npos ? 0 : lineStart, at)
+              .contains("//"))
+        continue;
+      size_t i = at + key.size();
+      auto skip = [&] {
+        while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n'))
+          ++i;
+      };
+      skip();
+      if (i >= s.size() || s[i] != '=')
+        continue;
+      ++i;
+      skip();
+      if (i >= s.size() || s[i] != '[')
+        continue;
+      for (++i; i < s.size() && s[i] != ']'; ++i)
+        if (!llvm::isDigit(s[i]) && !StringRef(" \t\n,-").contains(s[i]))
+          return i;
+    }
+  }
+  return std::nullopt;
+}
+
+static std::pair<unsigned, unsigned> lineAndColumn(StringRef text,
+                                                   size_t at) {
+  StringRef before = text.take_front(at);
+  size_t lineStart = before.rfind('\n');
+  return {unsigned(before.count('\n') + 1),
+          unsigned(at - (lineStart == StringRef::npos ? 0 : lineStart + 1) +
+                   1)};
+}
+
+static const char *unparsableIndexListMessage() {
+  return "a 'dimensions' or 'permutation' list that is not integers (MLIR "
+         "22.1.8's linalg parser crashes on it; refused before parsing)";
+}
+
 std::string mlir::tv::nestingMessage(unsigned limit) {
   return "MLIR text nested deeper than " + std::to_string(limit) +
          " brackets ( [ { < here; tv reads at most " + std::to_string(limit) +
@@ -88,6 +137,13 @@ std::string mlir::tv::nestingMessage(unsigned limit) {
 
 LogicalResult mlir::tv::checkMlirNesting(StringRef text, StringRef file,
                                          llvm::raw_ostream &os) {
+  if (std::optional<size_t> bad = findUnparsableIndexList(text)) {
+    auto [line, col] = lineAndColumn(text, *bad);
+    os << file << ":" << line << ":" << col << ": error: "
+       << unparsableIndexListMessage() << "\n";
+    os.flush();
+    return failure();
+  }
   std::optional<NestingExcess> x = findExcessNesting(text);
   if (!x)
     return success();
@@ -99,6 +155,12 @@ LogicalResult mlir::tv::checkMlirNesting(StringRef text, StringRef file,
 
 static LogicalResult checkNestingIn(StringRef text, StringRef file,
                                     MLIRContext *ctx) {
+  if (std::optional<size_t> bad = findUnparsableIndexList(text)) {
+    auto [line, col] = lineAndColumn(text, *bad);
+    emitError(FileLineColLoc::get(ctx, file, line, col))
+        << unparsableIndexListMessage();
+    return failure();
+  }
   std::optional<NestingExcess> x = findExcessNesting(text);
   if (!x)
     return success();

@@ -132,8 +132,9 @@ FailureOr<Value> Emitter::use(Operation *op, Value v) {
     // lineage, so no result that depends on them is proven.
     if (failed(checkTensor(op, v.getType())))
       return failure();
-    Value n = input(v.getLoc(), v.getType(),
-                    "undefined" + Twine(undefCount++) + " (" + u->second + ")");
+    Value n = freeInput(v.getLoc(), tvType(v.getType()),
+                        "undefined" + std::to_string(undefCount++) + " (" +
+                            u->second + ")");
     name[v] = n;
     return n;
   }
@@ -640,6 +641,11 @@ LogicalResult Emitter::block(Block &blk, SmallVectorImpl<Value> *yielded) {
             llvm::any_of(
                 op->getParentOfType<func::FuncOp>().getArguments(),
                 [&](BlockArgument a) { return name.lookup(a) == *n; }))
+          n = tvir::CopyOp::create(b, op->getLoc(), *n).getResult();
+        // On a process, a result that is an input of its own (an
+        // undefined value a free variable stands for) is a copy of it, so
+        // that its stage reaches the input as a cut.
+        if (process >= 0 && n->getDefiningOp<tvir::InputOp>())
           n = tvir::CopyOp::create(b, op->getLoc(), *n).getResult();
         if (auto h = resultHalos.find(i); h != resultHalos.end())
           haloResult(op->getLoc(), i, *n, h->second);
