@@ -226,9 +226,19 @@ struct ValidateShardPartitionPass
       // proof, and the function is validated end to end instead, with that
       // run's diagnostics and verdict (decision 93).
       std::string cutFailure;
+      // Each function's outcome is said at the function (a module may hold
+      // several, each on its own grid).
+      auto proven = [&](StringRef how) {
+        f.emitRemark() << "@" << f.getSymName()
+                       << ": shard-partition's output proven a correct plan "
+                          "for it ("
+                       << how << ")";
+      };
       if (intermediateCuts && succeeded(attemptWithCuts(spec, *partitioned, f,
-                                                        *sizes, cutFailure)))
+                                                        *sizes, cutFailure))) {
+        proven("with its annotated intermediates as cuts");
         continue;
+      }
       translationFoundWrongProgram() = false;
       OwningOpRef<ModuleOp> plan =
           buildShardValidation(spec, *partitioned, f.getSymName(), f.getLoc(),
@@ -252,6 +262,8 @@ struct ValidateShardPartitionPass
           d.attachNote() << "with the annotated intermediates as cuts: "
                          << cutFailure;
         ok = false;
+      } else {
+        proven("end to end");
       }
     }
     if (!ok)
