@@ -594,10 +594,8 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
   // Arguments and results are tensors of a static shape; an argument of
   // another type that nothing reads (an unused index, say) carries no data
   // and is skipped. Checked here, before any type is read as a tensor.
-  auto staticTensor = [](Type t) {
-    auto ty = dyn_cast<RankedTensorType>(t);
-    return ty && ty.hasStaticShape();
-  };
+  // (A data scalar, `f32` or `i8`, is read as a 0-d tensor.)
+  auto staticTensor = [](Type t) { return isDataType(t); };
   for (auto [i, arg] : llvm::enumerate(spec.getArguments()))
     if (!staticTensor(arg.getType()) && !arg.use_empty()) {
       spec.emitError() << "shard-partition import: argument " << i
@@ -632,7 +630,8 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
       continue;
     }
     if (!staticTensor(v.getType()) ||
-        !isa<RankedTensorType>(planRet.getOperand(i).getType())) {
+        !(isa<RankedTensorType>(planRet.getOperand(i).getType()) ||
+          isDataScalar(planRet.getOperand(i).getType()))) {
       Value bad = staticTensor(v.getType()) ? planRet.getOperand(i) : v;
       (staticTensor(v.getType()) ? planRet : ret).emitError()
           << "shard-partition import: result " << i << " of type "
@@ -648,8 +647,8 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
                             std::vector<SmallVector<int64_t>> *shapes,
                             std::vector<HaloLayout> *halos) {
     return lineagesOf(sharding ? sharding.getOperation() : fallback, name,
-                      cast<RankedTensorType>(v.getType()).getShape(), sharding,
-                      grid, lineages, nullptr, local, shapes, halos);
+                      dataShape(v.getType()), sharding, grid, lineages,
+                      nullptr, local, shapes, halos);
   };
   // Each argument's block shape on each process: a partitioned function
   // with dynamic local types (uneven shards) is specialized per process.

@@ -58,7 +58,29 @@ struct Grid {
 
 /// A type in the tv module: integer tensors become f32 tensors, proven as
 /// polynomials over the reals (docs/shard-validation.md, "Integers").
+/// A scalar of data (a float, an integer other than `index`): read as a
+/// 0-d tensor.
+inline bool isDataScalar(Type t) {
+  return isa<FloatType>(t) || t.isSignlessInteger();
+}
+
+/// A value of data tv models: a static tensor or a data scalar.
+inline bool isDataType(Type t) {
+  if (auto ty = dyn_cast<RankedTensorType>(t))
+    return ty.hasStaticShape();
+  return isDataScalar(t);
+}
+
+/// The shape of a data value (a scalar: none).
+inline ArrayRef<int64_t> dataShape(Type t) {
+  if (auto ty = dyn_cast<RankedTensorType>(t))
+    return ty.getShape();
+  return {};
+}
+
 inline RankedTensorType tvType(Type t) {
+  if (isDataScalar(t))
+    t = RankedTensorType::get({}, t);
   auto ty = cast<RankedTensorType>(t);
   if (isa<IntegerType>(ty.getElementType()))
     return RankedTensorType::get(ty.getShape(),
@@ -214,6 +236,14 @@ private:
   LogicalResult matmul(linalg::MatmulOp m);
   /// A float tosa.matmul (batched), read directly.
   LogicalResult tosaMatmul(tosa::MatMulOp m);
+  /// A data scalar computed outside a structured op (a 0-d tensor):
+  /// constants folded, the rest tv's elementwise ops.
+  LogicalResult scalarData(Operation *op, StringRef tvName);
+  /// `c` as a tensor of `type` (positions times 0, plus c).
+  Value constantTensor(Location loc, RankedTensorType type, double c);
+  LogicalResult extract(tensor::ExtractOp op);
+  LogicalResult insert(tensor::InsertOp op);
+  LogicalResult pad(tensor::PadOp op);
 
   /// Group axes of a collective as tv mesh axes (in grid order only: tv
   /// orders a group by rank, shard by the listed axes, first major).
