@@ -353,9 +353,25 @@ LogicalResult Emitter::block(Block &blk, SmallVectorImpl<Value> *yielded) {
         fills[c] = v;
         if (v == 0.0)
           zeros.insert(c);
-      } else
-        r = op->emitError() << "shard-partition import: a constant that is "
-                               "not a scalar or a splat tensor is not modeled";
+      } else {
+        // A dense tensor constant: an input of its own, named by its value
+        // (one name per distinct value across the spec and every
+        // process); the importer ties the processes' to the spec's.
+        auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+        if (!dense || !isa<RankedTensorType>(c.getType()) || !constants ||
+            failed(checkTensor(op, c.getType())))
+          return op->emitError() << "shard-partition import: a constant that "
+                                    "is not a scalar or a dense tensor is not "
+                                    "modeled";
+        auto [it, fresh] =
+            constants->names.try_emplace(dense, "const" + std::to_string(
+                                                          constants->names.size()));
+        constants->used.insert({it->second, process});
+        constants->types[it->second] = tvType(c.getType());
+        constants->locs.try_emplace(it->second, c.getLoc());
+        name[c.getResult()] =
+            input(c.getLoc(), c.getType(), it->second);
+      }
     } else if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(op) &&
                op->getResult(0).getType().isIndex()) {
       // Index arithmetic on process constants (a block's offset).

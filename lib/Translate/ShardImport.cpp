@@ -741,6 +741,7 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
                         std::vector<Value>(grid.numProcesses())});
     });
   }
+  DenseConstants denseConstants;
   std::unique_ptr<Emitter> specEmitter;
   std::unique_ptr<OpBuilder> specBuilder;
   {
@@ -749,6 +750,7 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
     specOp.getBody().push_back(specBody);
     specBuilder = std::make_unique<OpBuilder>(OpBuilder::atBlockEnd(specBody));
     specEmitter = std::make_unique<Emitter>(grid, -1, *specBuilder);
+    specEmitter->setConstants(&denseConstants);
     if (failed(specEmitter->function(spec)))
       return {};
     specEmpties = specEmitter->readEmpties();
@@ -784,6 +786,7 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
     e.setHalos(halosOf(argHalos, p), halosOf(resultHalos, p));
     std::vector<std::pair<std::string, RankedTensorType>> free;
     e.setFreeInputs(&free);
+    e.setConstants(&denseConstants);
     OwningOpRef<ModuleOp> specialized;
     func::FuncOp program = plan;
     if (dynamicPlan) {
@@ -855,6 +858,35 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
                           argSharding(v), grid, witnesses,
                           [&](int64_t p) { return readers.count(p) > 0; })))
       return {};
+  }
+  // Dense constants: each value the processes read is the spec's own (the
+  // same attribute, uniqued), tied replica by replica; a constant only one
+  // side holds is refused (a block of a spec constant, say, would need its
+  // values compared).
+  {
+    std::map<std::string, std::vector<int64_t>> readers;
+    for (auto &[n, p] : denseConstants.used)
+      readers[n].push_back(p);
+    for (auto &[n, procs] : readers) {
+      bool inSpec = procs.front() == -1;
+      if (!inSpec || procs.size() == 1) {
+        emitError(denseConstants.locs.at(n))
+            << "shard-partition import: a dense constant that "
+            << (inSpec ? "the partitioned program does not hold"
+                       : "the input does not hold")
+            << " is not modeled (only the same constant on both sides is)";
+        return {};
+      }
+      RankedTensorType ty = denseConstants.types.at(n);
+      SmallVector<int64_t> zero(ty.getRank(), 0);
+      SmallVector<Attribute> groups;
+      for (int64_t p : ArrayRef<int64_t>(procs).drop_front())
+        groups.push_back(ArrayAttr::get(ctx, {PlanRefAttr::get(ctx, n, p)}));
+      lineages.emplace_back(
+          denseConstants.locs.at(n),
+          LineageAttr::get(ctx, StringAttr::get(ctx, n), zero, ty.getShape(),
+                           ArrayAttr::get(ctx, groups)));
+    }
   }
   // Undefined values the partitioned program reads and no lineage ties to
   // the input's (an empty no witness names, a halo past the grid's edge):

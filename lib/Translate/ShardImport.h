@@ -22,6 +22,7 @@
 #include "llvm/Support/ScopedPrinter.h"
 
 #include <functional>
+#include <set>
 #include <map>
 #include <vector>
 #include <string>
@@ -161,6 +162,15 @@ struct HaloTile {
 /// core, halo after, each cut at `h.cuts`), the last dimension fastest.
 std::vector<HaloTile> haloTiles(const HaloLayout &h);
 
+/// The dense tensor constants of the spec and of every process: a name
+/// per distinct value, and who reads it (process -1: the spec).
+struct DenseConstants {
+  DenseMap<Attribute, std::string> names;
+  std::set<std::pair<std::string, int64_t>> used;
+  std::map<std::string, RankedTensorType> types;
+  std::map<std::string, Location> locs;
+};
+
 /// Translates one function body into the ops of a tv program (spec, or the
 /// program of one process), built with the tv ops' generated builders at
 /// the end of the program's block (`b`), each at the location of the
@@ -191,6 +201,8 @@ public:
   void setFreeInputs(std::vector<std::pair<std::string, RankedTensorType>> *f) {
     freeInputs = f;
   }
+  /// Where dense constants are registered (none: refused).
+  void setConstants(DenseConstants *c) { constants = c; }
 
   /// The `tensor.empty` ops whose values the function reads (by ordinal in
   /// program order), each an input "empty<K>" of the translated program.
@@ -318,6 +330,7 @@ private:
   DenseMap<Value, double> fills;
   std::map<unsigned, HaloLayout> argHalos, resultHalos;
   std::vector<std::pair<std::string, RankedTensorType>> *freeInputs = nullptr;
+  DenseConstants *constants = nullptr;
   /// A plan input of undefined cells, recorded as free (setFreeInputs).
   Value freeInput(Location loc, RankedTensorType type, const std::string &n);
   /// Values an op leaves undefined, and why (see undefined()).
