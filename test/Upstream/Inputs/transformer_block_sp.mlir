@@ -13,10 +13,9 @@
 //             y = x1 + tanh(xm w1) w2
 //   backward: from dy, through the MLP, RMSNorm 2, the residual and the
 //             output projection: dw2, dw1, dg2, dx1 (the residual stream's
-//             gradient), dwo, dao (the attention output's), and through
-//             p v: dv, dwv. (The softmax backward to dq, dk and dx is not
-//             included: tv reports it unknown, over its 60 s / 4 GB stage
-//             budget, on 2x2.)
+//             gradient), dwo, dao (the attention output's); through p v:
+//             dv, dwv; through the softmax: dp, ds, dq, dk, dwq, dwk and
+//             dxn (as in transformer_block.mlir).
 shard.grid @grid(shape = @GRID@)
 
 func.func @transformer_block(
@@ -25,7 +24,8 @@ func.func @transformer_block(
     %wo: tensor<@N@x2x8xf32>, %g2: tensor<8xf32>,
     %w1: tensor<8x@F@xf32>, %w2: tensor<@F@x8xf32>, %dy: tensor<@B@x@S@x8xf32>)
     -> (tensor<@B@x@S@x8xf32>, tensor<@B@x@S@x8xf32>, tensor<@B@x@S@x@N@x2xf32>, tensor<8x@N@x2xf32>,
-        tensor<@N@x2x8xf32>, tensor<8xf32>, tensor<8x@F@xf32>, tensor<@F@x8xf32>) {
+        tensor<@N@x2x8xf32>, tensor<8xf32>, tensor<8x@F@xf32>, tensor<@F@x8xf32>,
+        tensor<8x@N@x2xf32>, tensor<8x@N@x2xf32>, tensor<@B@x@S@x8xf32>) {
   %rows = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
   %repl = shard.sharding @grid split_axes = [[]] : !shard.sharding
   %col = shard.sharding @grid split_axes = [[], [1]] : !shard.sharding
@@ -429,13 +429,113 @@ func.func @transformer_block(
       linalg.yield %r : f32
   } -> tensor<8x@N@x2xf32>
 
+  // ---- softmax backward: dp[b,n,s,t] = dao[b,s,n,:] . v[b,t,n,:];
+  //      ds = p (dp - sum_t p dp) / sqrt 2
+  %dp = linalg.generic {indexing_maps = [affine_map<(b, n, s, t, d) -> (b, s, n, d)>, affine_map<(b, n, s, t, d) -> (b, t, n, d)>,
+                                         affine_map<(b, n, s, t, d) -> (b, n, s, t)>],
+                        iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%dao_s, %v_s : tensor<@B@x@S@x@N@x2xf32>, tensor<@B@x@S@x@N@x2xf32>) outs(%z_sc : tensor<@B@x@N@x@S@x@S@xf32>) {
+    ^bb0(%a: f32, %c: f32, %o: f32):
+      %t = arith.mulf %a, %c : f32
+      %r = arith.addf %o, %t : f32
+      linalg.yield %r : f32
+  } -> tensor<@B@x@N@x@S@x@S@xf32>
+  %dp_s = shard.shard %dp to %bn : tensor<@B@x@N@x@S@x@S@xf32>
+  %pdp = linalg.generic {indexing_maps = [affine_map<(b, n, s, t) -> (b, n, s, t)>, affine_map<(b, n, s, t) -> (b, n, s, t)>,
+                                          affine_map<(b, n, s, t) -> (b, n, s)>],
+                         iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%p_s, %dp_s : tensor<@B@x@N@x@S@x@S@xf32>, tensor<@B@x@N@x@S@x@S@xf32>) outs(%z_m : tensor<@B@x@N@x@S@xf32>) {
+    ^bb0(%a: f32, %c: f32, %o: f32):
+      %t = arith.mulf %a, %c : f32
+      %r = arith.addf %o, %t : f32
+      linalg.yield %r : f32
+  } -> tensor<@B@x@N@x@S@xf32>
+  %pdp_s = shard.shard %pdp to %bn : tensor<@B@x@N@x@S@xf32>
+  %ds = linalg.generic {indexing_maps = [affine_map<(b, n, s, t) -> (b, n, s, t)>, affine_map<(b, n, s, t) -> (b, n, s, t)>,
+                                         affine_map<(b, n, s, t) -> (b, n, s)>, affine_map<(b, n, s, t) -> (b, n, s, t)>],
+                        iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%p_s, %dp_s, %pdp_s : tensor<@B@x@N@x@S@x@S@xf32>, tensor<@B@x@N@x@S@x@S@xf32>, tensor<@B@x@N@x@S@xf32>)
+      outs(%e_sc : tensor<@B@x@N@x@S@x@S@xf32>) {
+    ^bb0(%a: f32, %c: f32, %m: f32, %o: f32):
+      %scale = arith.constant 0.70710677 : f32
+      %u = arith.subf %c, %m : f32
+      %w = arith.mulf %a, %u : f32
+      %r = arith.mulf %w, %scale : f32
+      linalg.yield %r : f32
+  } -> tensor<@B@x@N@x@S@x@S@xf32>
+  %ds_s = shard.shard %ds to %bn : tensor<@B@x@N@x@S@x@S@xf32>
+
+  // ---- dq = ds k, dk = ds^T q (per head); dwq = xn^T dq, dwk = xn^T dk
+  //      (all-reduce over axis 0)
+  %dq = linalg.generic {indexing_maps = [affine_map<(b, s, n, d, t) -> (b, n, s, t)>, affine_map<(b, s, n, d, t) -> (b, t, n, d)>,
+                                         affine_map<(b, s, n, d, t) -> (b, s, n, d)>],
+                        iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%ds_s, %k_s : tensor<@B@x@N@x@S@x@S@xf32>, tensor<@B@x@S@x@N@x2xf32>) outs(%z_q : tensor<@B@x@S@x@N@x2xf32>) {
+    ^bb0(%a: f32, %c: f32, %o: f32):
+      %t = arith.mulf %a, %c : f32
+      %r = arith.addf %o, %t : f32
+      linalg.yield %r : f32
+  } -> tensor<@B@x@S@x@N@x2xf32>
+  %dq_s = shard.shard %dq to %heads4 : tensor<@B@x@S@x@N@x2xf32>
+  %dk = linalg.generic {indexing_maps = [affine_map<(b, t, n, d, s) -> (b, n, s, t)>, affine_map<(b, t, n, d, s) -> (b, s, n, d)>,
+                                         affine_map<(b, t, n, d, s) -> (b, t, n, d)>],
+                        iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%ds_s, %q_s : tensor<@B@x@N@x@S@x@S@xf32>, tensor<@B@x@S@x@N@x2xf32>) outs(%z_q : tensor<@B@x@S@x@N@x2xf32>) {
+    ^bb0(%a: f32, %c: f32, %o: f32):
+      %t = arith.mulf %a, %c : f32
+      %r = arith.addf %o, %t : f32
+      linalg.yield %r : f32
+  } -> tensor<@B@x@S@x@N@x2xf32>
+  %dk_s = shard.shard %dk to %heads4 : tensor<@B@x@S@x@N@x2xf32>
+  %dwq = linalg.generic {indexing_maps = [affine_map<(h, n, d, b, s) -> (b, s, h)>, affine_map<(h, n, d, b, s) -> (b, s, n, d)>,
+                                          affine_map<(h, n, d, b, s) -> (h, n, d)>],
+                         iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%xn_s, %dq_s : tensor<@B@x@S@x8xf32>, tensor<@B@x@S@x@N@x2xf32>) outs(%z_w : tensor<8x@N@x2xf32>) {
+    ^bb0(%a: f32, %c: f32, %o: f32):
+      %t = arith.mulf %a, %c : f32
+      %r = arith.addf %o, %t : f32
+      linalg.yield %r : f32
+  } -> tensor<8x@N@x2xf32>
+  %dwk = linalg.generic {indexing_maps = [affine_map<(h, n, d, b, s) -> (b, s, h)>, affine_map<(h, n, d, b, s) -> (b, s, n, d)>,
+                                          affine_map<(h, n, d, b, s) -> (h, n, d)>],
+                         iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%xn_s, %dk_s : tensor<@B@x@S@x8xf32>, tensor<@B@x@S@x@N@x2xf32>) outs(%z_w : tensor<8x@N@x2xf32>) {
+    ^bb0(%a: f32, %c: f32, %o: f32):
+      %t = arith.mulf %a, %c : f32
+      %r = arith.addf %o, %t : f32
+      linalg.yield %r : f32
+  } -> tensor<8x@N@x2xf32>
+
+  // ---- dxn = dq wq^T + dk wk^T + dv wv^T (row-parallel: all-reduce over axis 1)
+  %dxn = linalg.generic {indexing_maps = [affine_map<(b, s, h, n, d) -> (b, s, n, d)>, affine_map<(b, s, h, n, d) -> (h, n, d)>,
+                                          affine_map<(b, s, h, n, d) -> (b, s, n, d)>, affine_map<(b, s, h, n, d) -> (h, n, d)>,
+                                          affine_map<(b, s, h, n, d) -> (b, s, n, d)>, affine_map<(b, s, h, n, d) -> (h, n, d)>,
+                                          affine_map<(b, s, h, n, d) -> (b, s, h)>],
+                         iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%dq_s, %wqs, %dk_s, %wks, %dv_s, %wvs : tensor<@B@x@S@x@N@x2xf32>, tensor<8x@N@x2xf32>, tensor<@B@x@S@x@N@x2xf32>,
+                                             tensor<8x@N@x2xf32>, tensor<@B@x@S@x@N@x2xf32>, tensor<8x@N@x2xf32>)
+      outs(%z_bsh : tensor<@B@x@S@x8xf32>) {
+    ^bb0(%a: f32, %wa: f32, %c: f32, %wc: f32, %e: f32, %we: f32, %o: f32):
+      %m1 = arith.mulf %a, %wa : f32
+      %m2 = arith.mulf %c, %wc : f32
+      %m3 = arith.mulf %e, %we : f32
+      %s12 = arith.addf %m1, %m2 : f32
+      %s123 = arith.addf %s12, %m3 : f32
+      %r = arith.addf %o, %s123 : f32
+      linalg.yield %r : f32
+  } -> tensor<@B@x@S@x8xf32>
+  %dxn_s = shard.shard %dxn to %rows : tensor<@B@x@S@x8xf32>
+
   %ys = shard.shard %y to %rows : tensor<@B@x@S@x8xf32>
   %dwvs = shard.shard %dwv to %col : tensor<8x@N@x2xf32>
   %dwos = shard.shard %dwo to %row : tensor<@N@x2x8xf32>
   %dg2s = shard.shard %dg2 to %repl : tensor<8xf32>
   %dw1s = shard.shard %dw1 to %col : tensor<8x@F@xf32>
   %dw2s = shard.shard %dw2 to %row : tensor<@F@x8xf32>
-  return %ys, %dx1_s, %dao_s, %dwvs, %dwos, %dg2s, %dw1s, %dw2s
+  %dwqs = shard.shard %dwq to %col : tensor<8x@N@x2xf32>
+  %dwks = shard.shard %dwk to %col : tensor<8x@N@x2xf32>
+  return %ys, %dx1_s, %dao_s, %dwvs, %dwos, %dg2s, %dw1s, %dw2s, %dwqs, %dwks, %dxn_s
       : tensor<@B@x@S@x8xf32>, tensor<@B@x@S@x8xf32>, tensor<@B@x@S@x@N@x2xf32>, tensor<8x@N@x2xf32>,
-        tensor<@N@x2x8xf32>, tensor<8xf32>, tensor<8x@F@xf32>, tensor<@F@x8xf32>
+        tensor<@N@x2x8xf32>, tensor<8xf32>, tensor<8x@F@xf32>, tensor<@F@x8xf32>,
+        tensor<8x@N@x2xf32>, tensor<8x@N@x2xf32>, tensor<@B@x@S@x8xf32>
 }
