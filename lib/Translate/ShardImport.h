@@ -8,6 +8,7 @@
 #ifndef TRAINVERIFY_LIB_TRANSLATE_SHARDIMPORT_H
 #define TRAINVERIFY_LIB_TRANSLATE_SHARDIMPORT_H
 
+#include "TrainVerify/Dialect/TVDialect.h"
 #include "TrainVerify/Translate/Translations.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -161,6 +162,38 @@ struct HaloTile {
 /// The tiles of `h`: the product of each dimension's ranges (halo before,
 /// core, halo after, each cut at `h.cuts`), the last dimension fastest.
 std::vector<HaloTile> haloTiles(const HaloLayout &h);
+
+// ShardLineages.cpp: the blocks and lineages the annotations give.
+/// Marks the translation as having found a wrong partition (exit 1).
+void markWrongPartition();
+/// The block of `process` along one dimension with split axes `axes`:
+/// (index, count), the first listed axis major.
+std::pair<int64_t, int64_t> blockOf(const Grid &grid, ArrayRef<int16_t> axes,
+                                    int64_t process);
+/// The lineages of the module, each at the annotation it comes from.
+using Lineages = SmallVector<std::pair<Location, LineageAttr>>;
+/// Lineages of one spec tensor (`tensor`, full `shape`) with `sharding`:
+/// one per distinct block (with halos: per tile), naming every process that
+/// holds it, or with `witness` the first process that holds it and for
+/// which `witness` holds. With `local`, each process's block is checked
+/// against that partitioned value's type (a mismatch is a wrong
+/// partition); `shapesOut` / `halosOut` receive each process's local shape
+/// and halo layout.
+LogicalResult
+lineagesOf(Operation *where, StringRef tensor, ArrayRef<int64_t> shape,
+           shard::ShardingOp sharding, const Grid &grid, Lineages &out,
+           llvm::function_ref<bool(int64_t)> witness = nullptr,
+           Value local = nullptr,
+           std::vector<SmallVector<int64_t>> *shapesOut = nullptr,
+           std::vector<HaloLayout> *halosOut = nullptr);
+/// The sharding an argument is annotated with (its own shard.shard, else
+/// the first for its users).
+shard::ShardingOp argSharding(Value arg);
+/// The shard.sharding a !shard.sharding value is (through
+/// shard.get_sharding); null when it is neither.
+shard::ShardingOp resolvedSharding(Value v);
+/// The sharding of a result: the outermost shard.shard producing it.
+shard::ShardingOp resultSharding(Value v);
 
 /// The dense tensor constants of the spec and of every process: a name
 /// per distinct value, and who reads it (process -1: the spec).
