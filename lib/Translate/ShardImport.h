@@ -286,6 +286,11 @@ private:
   LogicalResult scalarData(Operation *op, StringRef tvName);
   /// `c` as a tensor of `type` (positions times 0, plus c).
   Value constantTensor(Location loc, RankedTensorType type, double c);
+  /// The element of `type` that constant `indices` name (refused if one
+  /// is not a process constant or lies outside).
+  FailureOr<SmallVector<int64_t>> elementIndex(Operation *op,
+                                               ValueRange indices,
+                                               RankedTensorType type);
   LogicalResult extract(tensor::ExtractOp op);
   LogicalResult insert(tensor::InsertOp op);
   LogicalResult pad(tensor::PadOp op);

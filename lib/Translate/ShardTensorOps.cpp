@@ -76,32 +76,35 @@ LogicalResult Emitter::scalarData(Operation *op, StringRef tvName) {
   return success();
 }
 
-/// The constant indices of `indices` (process constants), if all are.
-static std::optional<SmallVector<int64_t>>
-constantIndices(ValueRange indices, const DenseMap<Value, int64_t> &index) {
+FailureOr<SmallVector<int64_t>>
+Emitter::elementIndex(Operation *op, ValueRange indices,
+                      RankedTensorType type) {
+  if (failed(checkTensor(op, type)))
+    return failure();
   SmallVector<int64_t> out;
   for (Value i : indices) {
     auto it = index.find(i);
     if (it == index.end())
-      return std::nullopt;
+      return op->emitError() << "shard-partition import: '" << op->getName()
+                             << "' at indices other than constants is not "
+                                "modeled",
+             failure();
     out.push_back(it->second);
   }
+  for (auto [i, s] : llvm::zip(out, type.getShape()))
+    if (i < 0 || i >= s)
+      return op->emitError() << "shard-partition import: '" << op->getName()
+                             << "' at index " << i
+                             << " outside a dimension of size " << s,
+             failure();
   return out;
 }
 
 LogicalResult Emitter::extract(tensor::ExtractOp op) {
-  std::optional<SmallVector<int64_t>> at =
-      constantIndices(op.getIndices(), index);
   auto srcTy = op.getTensor().getType();
-  if (!at || failed(checkTensor(op, srcTy)) ||
-      failed(checkTensor(op, op.getType())))
-    return op.emitError() << "shard-partition import: a tensor.extract at "
-                             "indices other than constants is not modeled";
-  for (auto [i, s] : llvm::zip(*at, srcTy.getShape()))
-    if (i < 0 || i >= s)
-      return op.emitError() << "shard-partition import: tensor.extract at "
-                               "index "
-                            << i << " outside a dimension of size " << s;
+  FailureOr<SmallVector<int64_t>> at = elementIndex(op, op.getIndices(), srcTy);
+  if (failed(at) || failed(checkTensor(op, op.getType())))
+    return failure();
   FailureOr<Value> src = use(op, op.getTensor());
   if (failed(src))
     return failure();
@@ -116,17 +119,10 @@ LogicalResult Emitter::extract(tensor::ExtractOp op) {
 }
 
 LogicalResult Emitter::insert(tensor::InsertOp op) {
-  std::optional<SmallVector<int64_t>> at =
-      constantIndices(op.getIndices(), index);
   auto destTy = op.getDest().getType();
-  if (!at || failed(checkTensor(op, destTy)))
-    return op.emitError() << "shard-partition import: a tensor.insert at "
-                             "indices other than constants is not modeled";
-  for (auto [i, s] : llvm::zip(*at, destTy.getShape()))
-    if (i < 0 || i >= s)
-      return op.emitError() << "shard-partition import: tensor.insert at "
-                               "index "
-                            << i << " outside a dimension of size " << s;
+  FailureOr<SmallVector<int64_t>> at = elementIndex(op, op.getIndices(), destTy);
+  if (failed(at))
+    return failure();
   Value scalarValue = op.getScalar();
   Value src;
   if (auto c = scalar.find(scalarValue); c != scalar.end()) {
