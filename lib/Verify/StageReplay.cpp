@@ -420,9 +420,23 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
   result.headline = "stage @" + stage.getSymName().str() +
                     ": counterexample: lineage " + boxStr(l) + " = " +
                     planSide + " does not hold";
-  if (def)
+  // A value received is the sender's choice: name the send that delivered
+  // it (issue 34: for a send/recv pair, name the sender).
+  auto senderOf = [&](Operation *recv, int64_t rank) -> std::string {
+    if (!isa_and_nonnull<RecvOp>(recv))
+      return "";
+    for (const PlanStep &step : schedule.steps)
+      if (step.kind == PlanStep::P2P && step.op == recv &&
+          step.rank == rank && step.sendOp)
+        return "sent by " + opDescription(step.sendOp, step.peer);
+    return "";
+  };
+  if (def) {
     result.details.push_back("computed by " +
                              opDescription(def, group[0].getRank()));
+    if (std::string sent = senderOf(def, group[0].getRank()); !sent.empty())
+      result.details.push_back(sent);
+  }
   // Where the plan departs from the spec first, which may be ops before the
   // one that computes the failing tensor. Searched on generic (random)
   // inputs: a solver's model is full of zeros, on which a wrong partial can
@@ -469,12 +483,15 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
         result.diverging = first;
       if (search != &out)
         why += ", on random inputs";
-      if (first != def)
+      if (first != def) {
         result.details.push_back(
             "first diverging op: " + opDescription(first, ref.getRank()) +
             ": " + why);
-      else
+        if (std::string sent = senderOf(first, ref.getRank()); !sent.empty())
+          result.details.push_back(sent);
+      } else {
         result.details.push_back("first diverging op: that op (" + why + ")");
+      }
       break;
     }
   }
