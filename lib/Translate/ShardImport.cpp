@@ -292,12 +292,24 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
   grid.name = gridOp ? gridOp.getSymName().str() : "";
   SmallVector<int64_t> gridShape =
       gridOp ? SmallVector<int64_t>(gridOp.getShape()) : SmallVector<int64_t>{1};
+  // Every process gets a program of its own: an absurd grid is refused
+  // before anything is sized by it.
+  constexpr int64_t kMaxProcesses = int64_t(1) << 16;
+  int64_t processes = 1;
   for (int64_t s : gridShape) {
     if (ShapedType::isDynamic(s) || s < 1) {
       gridOp.emitError() << "shard-partition import: a grid of dynamic shape "
                             "is not modeled";
       return {};
     }
+    if (s > kMaxProcesses || processes * s > kMaxProcesses) {
+      gridOp.emitError() << "shard-partition import: a grid of more than "
+                         << kMaxProcesses
+                         << " processes is more than tv validates (each "
+                            "process is a program of its own)";
+      return {};
+    }
+    processes *= s;
     grid.sizes.push_back(s);
   }
 

@@ -281,9 +281,10 @@ LogicalResult shardimport::specializeSizes(ModuleOp input, ModuleOp part,
   int64_t processes = 1;
   spec.walk([&](shard::ShardingOp s) {
     if (auto g = input.lookupSymbol<shard::GridOp>(s.getGridAttr())) {
+      // Saturated: an absurd grid is refused later, by name.
       int64_t n = 1;
       for (int64_t d : g.getShape())
-        n *= d;
+        n = d > 0 && n <= (int64_t(1) << 20) / d ? n * d : int64_t(1) << 20;
       processes = std::max(processes, n);
     }
   });
