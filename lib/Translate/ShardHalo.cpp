@@ -253,9 +253,9 @@ LogicalResult Emitter::updateHalo(shard::UpdateHaloOp op) {
     SmallVector<int64_t> start;
     for (auto [d, o] : llvm::enumerate(tile.offs)) {
       int64_t core = h.coreHi[d] - h.coreLo[d];
-      start.push_back(o == -1  ? h.before[d] + core - h.before[d]
-                      : o == 1 ? h.before[d]
-                               : h.before[d]);
+      // Its last rows for the neighbour after it (o = -1 there), else
+      // from the core's first row.
+      start.push_back(o == -1 ? core : h.before[d]);
     }
     // Along an unsplit dimension the core is the whole dimension.
     Value part = tvir::SliceOp::create(

@@ -329,9 +329,8 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
   // another type that nothing reads (an unused index, say) carries no data
   // and is skipped. Checked here, before any type is read as a tensor.
   // (A data scalar, `f32` or `i8`, is read as a 0-d tensor.)
-  auto staticTensor = [](Type t) { return isDataType(t); };
   for (auto [i, arg] : llvm::enumerate(spec.getArguments()))
-    if (!staticTensor(arg.getType()) && !arg.use_empty()) {
+    if (!isDataType(arg.getType()) && !arg.use_empty()) {
       spec.emitError() << "shard-partition import: argument " << i
                        << " of type " << arg.getType()
                        << " is not a statically shaped tensor (not modeled)";
@@ -363,11 +362,11 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
       }
       continue;
     }
-    if (!staticTensor(v.getType()) ||
+    if (!isDataType(v.getType()) ||
         !(isa<RankedTensorType>(planRet.getOperand(i).getType()) ||
           isDataScalar(planRet.getOperand(i).getType()))) {
-      Value bad = staticTensor(v.getType()) ? planRet.getOperand(i) : v;
-      (staticTensor(v.getType()) ? planRet : ret).emitError()
+      Value bad = isDataType(v.getType()) ? planRet.getOperand(i) : v;
+      (isDataType(v.getType()) ? planRet : ret).emitError()
           << "shard-partition import: result " << i << " of type "
           << bad.getType()
           << " is not a statically shaped tensor (not modeled)";
@@ -392,7 +391,7 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
   std::vector<std::vector<HaloLayout>> argHalos(spec.getNumArguments()),
       resultHalos(ret.getNumOperands());
   for (auto [i, arg] : llvm::enumerate(spec.getArguments()))
-    if (staticTensor(arg.getType()) &&
+    if (isDataType(arg.getType()) &&
         failed(tensorLineages("arg" + std::to_string(i), arg,
                               argSharding(arg), spec, plan.getArgument(i),
                               &argBlocks[i], &argHalos[i])))
@@ -576,7 +575,6 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
       return {};
   }
 
-  Lineages &witnesses = lineages;
   // Undefined values (tensor.empty) read by the input are existential: the
   // partitioned program is correct if, whatever values its own empties
   // hold, some values of the input's make the results equal. Ordinal K of
@@ -589,7 +587,7 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
                                             : spec.getOperation(),
                           "empty" + std::to_string(k),
                           cast<RankedTensorType>(v.getType()).getShape(),
-                          argSharding(v), grid, witnesses,
+                          argSharding(v), grid, lineages,
                           [&](int64_t p) { return readers.count(p) > 0; })))
       return {};
   }

@@ -284,6 +284,9 @@ private:
   /// A data scalar computed outside a structured op (a 0-d tensor):
   /// constants folded, the rest tv's elementwise ops.
   LogicalResult scalarData(Operation *op, StringRef tvName);
+  /// A data scalar operand as a 0-d tensor: a constant materialized, else
+  /// its translation.
+  FailureOr<Value> scalarOperand(Operation *op, Value v);
   /// `c` as a tensor of `type` (positions times 0, plus c).
   Value constantTensor(Location loc, RankedTensorType type, double c);
   /// The element of `type` that constant `indices` name (refused if one

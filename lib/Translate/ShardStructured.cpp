@@ -191,34 +191,26 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
       StringRef name = k->first;
       if (vx != vals.end() && vy != vals.end()) {
         r = *buildElementwise(b, bloc, name, {vx->second, vy->second}, full);
-      } else if (vx != vals.end() && cy) {
-        // t op c
-        Value t = vx->second;
-        FloatAttr c = num(*cy);
+      } else if ((vx != vals.end() && cy) || (cx && vy != vals.end())) {
+        // t op c, or c op t (c / t = c * t^-1; c - t reversed).
+        bool constLeft = !cy;
+        Value t = constLeft ? vy->second : vx->second;
+        FloatAttr c = num(constLeft ? *cx : *cy);
         if (name == "add")
           r = tvir::AddScalarOp::create(b, bloc, t, c);
-        else if (name == "sub")
+        else if (name == "mul")
+          r = tvir::ScaleOp::create(b, bloc, t, c);
+        else if (name == "sub" && !constLeft)
           r = tvir::SubScalarOp::create(b, bloc, t, c);
-        else if (name == "mul")
-          r = tvir::ScaleOp::create(b, bloc, t, c);
-        else
-          r = tvir::DivScalarOp::create(b, bloc, t, c);
-      } else if (cx && vy != vals.end() && name == "div") {
-        // c / t = c * t^-1
-        r = tvir::PowOp::create(b, bloc, vy->second, num(-1.0));
-        if (*cx != 1.0)
-          r = tvir::ScaleOp::create(b, bloc, r, num(*cx));
-      } else if (cx && vy != vals.end() &&
-                 (name == "add" || name == "mul" || name == "sub")) {
-        // c op t
-        Value t = vy->second;
-        FloatAttr c = num(*cx);
-        if (name == "add")
-          r = tvir::AddScalarOp::create(b, bloc, t, c);
-        else if (name == "mul")
-          r = tvir::ScaleOp::create(b, bloc, t, c);
-        else
+        else if (name == "sub")
           r = tvir::RSubScalarOp::create(b, bloc, t, c);
+        else if (!constLeft)
+          r = tvir::DivScalarOp::create(b, bloc, t, c);
+        else {
+          r = tvir::PowOp::create(b, bloc, t, num(-1.0));
+          if (c.getValueAsDouble() != 1.0)
+            r = tvir::ScaleOp::create(b, bloc, r, c);
+        }
       } else {
         return bop.emitError() << "shard-partition import: operands of '"
                                << bop.getName() << "' are not modeled";

@@ -30,6 +30,12 @@ Value Emitter::constantTensor(Location loc, RankedTensorType type, double c) {
   return v;
 }
 
+FailureOr<Value> Emitter::scalarOperand(Operation *op, Value v) {
+  if (auto c = scalar.find(v); c != scalar.end())
+    return constantTensor(op->getLoc(), tvType(v.getType()), c->second);
+  return use(op, v);
+}
+
 LogicalResult Emitter::scalarData(Operation *op, StringRef tvName) {
   // Constants only: folded (a scalar constant stays a constant, usable as
   // a fill or a reduction's initial value).
@@ -59,12 +65,8 @@ LogicalResult Emitter::scalarData(Operation *op, StringRef tvName) {
   }
   RankedTensorType t = tvType(op->getResult(0).getType());
   SmallVector<Value> ops;
-  for (auto [v, c] : llvm::zip(op->getOperands(), consts)) {
-    if (c) {
-      ops.push_back(constantTensor(op->getLoc(), tvType(v.getType()), *c));
-      continue;
-    }
-    FailureOr<Value> n = use(op, v);
+  for (Value v : op->getOperands()) {
+    FailureOr<Value> n = scalarOperand(op, v);
     if (failed(n))
       return failure();
     ops.push_back(*n);
@@ -123,24 +125,14 @@ LogicalResult Emitter::insert(tensor::InsertOp op) {
   FailureOr<SmallVector<int64_t>> at = elementIndex(op, op.getIndices(), destTy);
   if (failed(at))
     return failure();
-  Value scalarValue = op.getScalar();
-  Value src;
-  if (auto c = scalar.find(scalarValue); c != scalar.end()) {
-    src = constantTensor(op.getLoc(), tvType(scalarValue.getType()),
-                         c->second);
-  } else {
-    FailureOr<Value> s = use(op, scalarValue);
-    if (failed(s))
-      return failure();
-    src = *s;
-  }
+  FailureOr<Value> src = scalarOperand(op, op.getScalar());
   FailureOr<Value> dest = use(op, op.getDest());
-  if (failed(dest))
+  if (failed(src) || failed(dest))
     return failure();
   Type elt = tvType(destTy).getElementType();
   SmallVector<int64_t> ones(destTy.getRank(), 1);
   Value one = tvir::ReshapeOp::create(b, op.getLoc(),
-                                      RankedTensorType::get(ones, elt), src);
+                                      RankedTensorType::get(ones, elt), *src);
   name[op.getResult()] = insertAt(op, *dest, one, *at, 0);
   return success();
 }
