@@ -114,6 +114,23 @@ const OpCase kOps[] = {
     %e = tv.exp %b : tensor<2x1xf32>
     %r = tv.div %m, %e : tensor<2x3xf32>, tensor<2x1xf32> -> tensor<2x3xf32>
     tv.output "r", %r : tensor<2x3xf32>)"},
+  {"int_ops", R"(%a = tv.input "a" : tensor<2x3xi8>
+    %b = tv.input "b" : tensor<3xi8>
+    %s = tv.scale %a, 100.0 : tensor<2x3xi8>
+    %t = tv.add %s, %b : tensor<2x3xi8>, tensor<3xi8> -> tensor<2x3xi8>
+    %c = tv.int_binary andi %t, %b : tensor<2x3xi8>, tensor<3xi8> -> tensor<2x3xi8>
+    %d = tv.int_binary maxui %t, %c : tensor<2x3xi8>, tensor<2x3xi8> -> tensor<2x3xi8>
+    %e = tv.int_binary minsi %d, %t : tensor<2x3xi8>, tensor<2x3xi8> -> tensor<2x3xi8>
+    %f = tv.int_binary shli %e, %b : tensor<2x3xi8>, tensor<3xi8> -> tensor<2x3xi8>
+    %g = tv.int_binary shrsi %t, %b : tensor<2x3xi8>, tensor<3xi8> -> tensor<2x3xi8>
+    %h = tv.int_binary xori %f, %g : tensor<2x3xi8>, tensor<2x3xi8> -> tensor<2x3xi8>
+    %i = tv.int_reduce ori %h dims [1] : tensor<2x3xi8> -> tensor<2xi8>
+    %j = tv.int_reduce maxsi %t dims [0] : tensor<2x3xi8> -> tensor<3xi8>
+    %k = tv.int_binary shrui %t, %b : tensor<2x3xi8>, tensor<3xi8> -> tensor<2x3xi8>
+    tv.output "h", %h : tensor<2x3xi8>
+    tv.output "i", %i : tensor<2xi8>
+    tv.output "j", %j : tensor<3xi8>
+    tv.output "k", %k : tensor<2x3xi8>)"},
   {"abs", R"(%a = tv.input "a" : tensor<6xf32>
     %n = tv.neg %a : tensor<6xf32>
     %r = tv.abs %n : tensor<6xf32>

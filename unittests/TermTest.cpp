@@ -274,3 +274,77 @@ TEST(TermLimits, ProductPastTheByteLimitStops) {
   d.mul(t1, t1);
   EXPECT_FALSE(d.exceeded);
 }
+
+//===----------------------------------------------------------------------===//
+// Integers (docs/integers.md)
+//===----------------------------------------------------------------------===//
+
+TEST(IntegerSemantics, TwosComplementCornerCases) {
+  EXPECT_EQ(wrapSigned(255, 8), -1);
+  EXPECT_EQ(wrapSigned(128, 8), -128);
+  EXPECT_EQ(wrapSigned(-129, 8), 127);
+  EXPECT_EQ(wrapSigned(INT64_MIN, 64), INT64_MIN);
+  // Signed and unsigned order differ on negative values.
+  EXPECT_EQ(evalIntFn(Fn::IMaxS, 32, {-1, 1}), 1);
+  EXPECT_EQ(evalIntFn(Fn::IMaxU, 32, {-1, 1}), -1);
+  EXPECT_EQ(evalIntFn(Fn::IMinU, 8, {-128, 127}), 127);
+  EXPECT_EQ(evalIntFn(Fn::IMinS, 8, {-128, 127}), -128);
+  // Arguments are read modulo 2^n.
+  EXPECT_EQ(evalIntFn(Fn::IAnd, 8, {256 + 12, 10}), 8);
+  EXPECT_EQ(evalIntFn(Fn::IXor, 8, {0xF0, 0xFF}), 0x0F);
+  EXPECT_EQ(evalIntFn(Fn::IOr, 8, {0x80, 0x01}), -127);
+  // Shifts: overflow wraps, arithmetic keeps the sign, logical does not;
+  // an amount of n or more gives 0 (the sign for an arithmetic shift).
+  EXPECT_EQ(evalIntFn(Fn::IShl, 8, {64, 2}), 0);
+  EXPECT_EQ(evalIntFn(Fn::IShl, 8, {3, 2}), 12);
+  EXPECT_EQ(evalIntFn(Fn::IShrS, 8, {-8, 1}), -4);
+  EXPECT_EQ(evalIntFn(Fn::IShrU, 8, {-8, 1}), 124);
+  EXPECT_EQ(evalIntFn(Fn::IShl, 8, {1, 8}), 0);
+  EXPECT_EQ(evalIntFn(Fn::IShrS, 8, {-5, 9}), -1);
+  EXPECT_EQ(evalIntFn(Fn::IShrU, 8, {-5, 200}), 0);
+}
+
+TEST_F(TermFixture, IntegerOperationsNormalize) {
+  TermId p = c.var("p", true), q = c.var("q", true), r = c.var("r", true);
+  // Associative and commutative: a split reduction equals the whole one.
+  EXPECT_EQ(c.intOp(Fn::IAnd, 32, {c.intOp(Fn::IAnd, 32, {p, q}), r}),
+            c.intOp(Fn::IAnd, 32, {r, p, q}));
+  EXPECT_EQ(c.intOp(Fn::IMaxU, 16, {q, c.intOp(Fn::IMaxU, 16, {r, p})}),
+            c.intOp(Fn::IMaxU, 16, {p, q, r}));
+  // Idempotent ones drop duplicates; xor cancels them.
+  EXPECT_EQ(c.intOp(Fn::IOr, 8, {p, q, p}), c.intOp(Fn::IOr, 8, {p, q}));
+  EXPECT_EQ(c.intOp(Fn::IXor, 8, {p, q, p}), q);
+  EXPECT_EQ(c.intOp(Fn::IXor, 8, {p, p}), c.zero());
+  // Identities and absorbing values, per width.
+  EXPECT_EQ(c.intOp(Fn::IAnd, 8, {p, c.constant(Rat(-1))}), p);
+  EXPECT_EQ(c.intOp(Fn::IAnd, 8, {p, c.constant(Rat(255))}), p);
+  EXPECT_EQ(c.intOp(Fn::IAnd, 8, {p, c.zero()}), c.zero());
+  EXPECT_EQ(c.intOp(Fn::IMaxS, 8, {p, c.constant(Rat(-128))}), p);
+  EXPECT_EQ(c.intOp(Fn::IMaxS, 8, {p, c.constant(Rat(127))}),
+            c.constant(Rat(127)));
+  EXPECT_NE(c.intOp(Fn::IMaxS, 16, {p, c.constant(Rat(-128))}), p);
+  // Different widths and different operations stay apart.
+  EXPECT_NE(c.intOp(Fn::IAnd, 8, {p, q}), c.intOp(Fn::IAnd, 16, {p, q}));
+  EXPECT_NE(c.intOp(Fn::IMaxS, 8, {p, q}), c.intOp(Fn::IMaxU, 8, {p, q}));
+  EXPECT_NE(c.intOp(Fn::IAnd, 8, {p, q}), c.add(p, q));
+  // Constants fold; shifts keep their order.
+  EXPECT_EQ(c.intOp(Fn::IAnd, 8, {c.constant(Rat(12)), c.constant(Rat(10))}),
+            c.constant(Rat(8)));
+  EXPECT_NE(c.intOp(Fn::IShl, 8, {p, q}), c.intOp(Fn::IShl, 8, {q, p}));
+  EXPECT_EQ(c.intOp(Fn::IShl, 8, {c.constant(Rat(3)), c.constant(Rat(2))}),
+            c.constant(Rat(12)));
+}
+
+TEST_F(TermFixture, IntegerTermsEvaluateAsTheirOperations) {
+  TermId p = c.var("p", true), q = c.var("q", true);
+  TermId t = c.add(c.intOp(Fn::IAnd, 8, {p, q}), c.intOp(Fn::IOr, 8, {p, q}));
+  // (p & q) + (p | q) = p + q modulo 2^8.
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 50; ++i) {
+    double pv = (double)(int64_t)(rng() % 256) - 128;
+    double qv = (double)(int64_t)(rng() % 256) - 128;
+    TermEvaluator ev(c, {0, 0, 0, pv, qv});
+    EXPECT_EQ(wrapSigned((int64_t)ev.eval(t), 8),
+              wrapSigned((int64_t)(pv + qv), 8));
+  }
+}

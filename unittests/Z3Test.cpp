@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "TestStages.h"
 #include "TrainVerify/Verify/StageVerifier.h"
+#include "TrainVerify/Verify/Z3Lowering.h"
 
 #include "gtest/gtest.h"
 #include <z3++.h>
@@ -68,4 +69,45 @@ TEST_F(ExportFixture, ExportedQueryOfAWrongStageIsSat) {
 TEST(Z3, ErrorsSurface) {
   // An undeclared symbol is a Z3 error; it must surface, not vanish.
   EXPECT_EQ(decide("(assert (> x 0))").rfind("error: ", 0), 0u);
+}
+
+// Integer terms as bit-vectors (docs/integers.md): identities that hold
+// modulo 2^n but not as polynomials are proven by the solver, and the
+// operations are the bit-vector ones (signed and unsigned order differ).
+TEST(Z3Lowering, IntegersAreBitVectors) {
+  using namespace mlir::tv::sym;
+  TermContext t;
+  TermId p = t.var("p", true), q = t.var("q", true);
+  auto holds = [&](TermId a, TermId b, unsigned width) {
+    z3::context ctx;
+    z3::solver s(ctx);
+    Z3Lowering lower(ctx, t);
+    s.add(lower.bv(a, width) != lower.bv(b, width));
+    return s.check() == z3::unsat;
+  };
+  // (p & q) + (p | q) = p + q, and p ^ q = (p | q) - (p & q).
+  EXPECT_TRUE(holds(t.add(t.intOp(Fn::IAnd, 8, {p, q}),
+                          t.intOp(Fn::IOr, 8, {p, q})),
+                    t.add(p, q), 8));
+  EXPECT_TRUE(holds(t.intOp(Fn::IXor, 16, {p, q}),
+                    t.sub(t.intOp(Fn::IOr, 16, {p, q}),
+                          t.intOp(Fn::IAnd, 16, {p, q})),
+                    16));
+  // 2^8 * p is 0 in 8 bits, not in 16.
+  EXPECT_TRUE(holds(t.scale(p, Rat(256)), t.zero(), 8));
+  EXPECT_FALSE(holds(t.scale(p, Rat(256)), t.zero(), 16));
+  // p << 1 = 2p; but a sum is not an and, nor a signed max an unsigned one.
+  EXPECT_TRUE(holds(t.intOp(Fn::IShl, 32, {p, t.one()}), t.scale(p, Rat(2)),
+                    32));
+  EXPECT_FALSE(holds(t.add(p, q), t.intOp(Fn::IAnd, 32, {p, q}), 32));
+  EXPECT_FALSE(holds(t.intOp(Fn::IMaxS, 8, {p, q}),
+                     t.intOp(Fn::IMaxU, 8, {p, q}), 8));
+  // An integer operation inside a real term reads its signed value.
+  {
+    z3::context ctx;
+    z3::solver s(ctx);
+    Z3Lowering lower(ctx, t);
+    s.add(lower.term(t.intOp(Fn::IAnd, 8, {p, q})) > ctx.real_val(127));
+    EXPECT_EQ(s.check(), z3::unsat);
+  }
 }

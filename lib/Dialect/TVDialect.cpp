@@ -296,8 +296,8 @@ static ParseResult parseReduceKindKeyword(OpAsmParser &parser,
     return failure();
   std::optional<ReduceKind> k = symbolizeReduceKind(word);
   if (!k)
-    return parser.emitError(loc) << "expected a reduction kind (sum, avg or "
-                                    "max), got '"
+    return parser.emitError(loc) << "expected a reduction kind (sum, avg, "
+                                    "max, min, band, bor or bxor), got '"
                                  << word << "'";
   kind = ReduceKindAttr::get(parser.getContext(), *k);
   return success();
@@ -305,6 +305,25 @@ static ParseResult parseReduceKindKeyword(OpAsmParser &parser,
 static void printReduceKindKeyword(OpAsmPrinter &printer, Operation *,
                                    ReduceKindAttr kind) {
   printer << stringifyReduceKind(kind.getValue());
+}
+
+static ParseResult parseIntFnKeyword(OpAsmParser &parser, IntFnAttr &fn) {
+  StringRef word;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&word))
+    return failure();
+  std::optional<IntFn> f = symbolizeIntFn(word);
+  if (!f)
+    return parser.emitError(loc)
+           << "expected an integer operation (andi, ori, xori, maxsi, minsi, "
+              "maxui, minui, shli, shrsi or shrui), got '"
+           << word << "'";
+  fn = IntFnAttr::get(parser.getContext(), *f);
+  return success();
+}
+static void printIntFnKeyword(OpAsmPrinter &printer, Operation *,
+                              IntFnAttr fn) {
+  printer << stringifyIntFn(fn.getValue());
 }
 
 #define GET_OP_CLASSES

@@ -61,6 +61,10 @@ FailureOr<Value> mlir::tv::shardimport::buildElementwise(
     return binary(tvir::MulOp());
   if (name == "div")
     return binary(tvir::DivOp());
+  if (std::optional<tvir::IntFn> f = tvir::symbolizeIntFn(name))
+    return tvir::IntBinaryOp::create(
+               b, loc, type, tvir::IntFnAttr::get(b.getContext(), *f), x, y)
+        .getResult();
   return failure();
 }
 
@@ -198,6 +202,9 @@ std::optional<std::pair<StringRef, unsigned>> Emitter::scalarOp(Operation *op) {
     return std::make_pair(StringRef("sub"), 2u);
   if (isa<arith::MulIOp>(op))
     return std::make_pair(StringRef("mul"), 2u);
+  // Bitwise, order and shift operations: tv.int_binary, on n-bit values.
+  if (std::optional<tvir::IntFn> f = intFnOf(op))
+    return std::make_pair(tvir::stringifyIntFn(*f), 2u);
   return std::nullopt;
 }
 
@@ -306,7 +313,7 @@ FailureOr<ArrayAttr> Emitter::groupAxes(Operation *op,
 FailureOr<Value> Emitter::collectiveOf(Operation *op, ArrayRef<int16_t> axes,
                                        MakeCollective make) {
   FailureOr<ArrayAttr> ax = groupAxes(op, axes);
-  if (failed(ax))
+  if (failed(ax) || failed(needsProcess(op)))
     return failure();
   return make(*ax);
 }
@@ -529,13 +536,27 @@ LogicalResult Emitter::block(Block &blk, SmallVectorImpl<Value> *yielded) {
         kind = tvir::ReduceKind::sum;
         break;
       case shard::ReductionKind::Max:
-        if (!isFloatTensor(ar.getInput()))
-          return op->emitError() << "shard-partition import: a max "
-                                    "all-reduce of integers is not modeled";
+        // Of integers: signed, as shard-to-MPI gives a signless integer a
+        // signed MPI type (docs/integers.md).
         kind = tvir::ReduceKind::max;
         break;
       case shard::ReductionKind::Min:
-        r = allReduceMin(ar);
+        if (isFloatTensor(ar.getInput()))
+          r = allReduceMin(ar);
+        else
+          kind = tvir::ReduceKind::min;
+        break;
+      case shard::ReductionKind::BitwiseAnd:
+      case shard::ReductionKind::BitwiseOr:
+      case shard::ReductionKind::BitwiseXor:
+        if (isFloatTensor(ar.getInput()))
+          return op->emitError() << "shard-partition import: a bitwise "
+                                    "all-reduce of floats has no meaning";
+        kind = ar.getReduction() == shard::ReductionKind::BitwiseAnd
+                   ? tvir::ReduceKind::band
+               : ar.getReduction() == shard::ReductionKind::BitwiseOr
+                   ? tvir::ReduceKind::bor
+                   : tvir::ReduceKind::bxor;
         break;
       case shard::ReductionKind::Average:
         // The sum over the group divided by its size, as tv's avg.

@@ -83,11 +83,8 @@ inline ArrayRef<int64_t> dataShape(Type t) {
 inline RankedTensorType tvType(Type t) {
   if (isDataScalar(t))
     t = RankedTensorType::get({}, t);
-  auto ty = cast<RankedTensorType>(t);
-  if (isa<IntegerType>(ty.getElementType()))
-    return RankedTensorType::get(ty.getShape(),
-                                 Float32Type::get(t.getContext()));
-  return ty;
+  // Integers keep their type: n-bit values modulo 2^n (docs/integers.md).
+  return cast<RankedTensorType>(t);
 }
 
 /// Static result types for `f` after its arguments were given static
@@ -117,6 +114,31 @@ FailureOr<Value> buildElementwise(OpBuilder &b, Location loc, StringRef name,
                                   RankedTensorType type);
 
 /// Whether `v` is a tensor of floats.
+/// The tv integer operation of an arith op (andi, ..., shrui), if any.
+inline std::optional<::mlir::tv::IntFn> intFnOf(Operation *op) {
+  if (isa<arith::AndIOp>(op))
+    return ::mlir::tv::IntFn::andi;
+  if (isa<arith::OrIOp>(op))
+    return ::mlir::tv::IntFn::ori;
+  if (isa<arith::XOrIOp>(op))
+    return ::mlir::tv::IntFn::xori;
+  if (isa<arith::MaxSIOp>(op))
+    return ::mlir::tv::IntFn::maxsi;
+  if (isa<arith::MinSIOp>(op))
+    return ::mlir::tv::IntFn::minsi;
+  if (isa<arith::MaxUIOp>(op))
+    return ::mlir::tv::IntFn::maxui;
+  if (isa<arith::MinUIOp>(op))
+    return ::mlir::tv::IntFn::minui;
+  if (isa<arith::ShLIOp>(op))
+    return ::mlir::tv::IntFn::shli;
+  if (isa<arith::ShRSIOp>(op))
+    return ::mlir::tv::IntFn::shrsi;
+  if (isa<arith::ShRUIOp>(op))
+    return ::mlir::tv::IntFn::shrui;
+  return std::nullopt;
+}
+
 inline bool isFloatTensor(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   return t && isa<FloatType>(t.getElementType());

@@ -1,6 +1,7 @@
 //===- ShardStructured.cpp - linalg structured ops over their space -------===//
 #include "ShardImport.h"
 #include "TrainVerify/Dialect/TVOps.h"
+#include "TrainVerify/Semantics/Term.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -191,6 +192,13 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
       StringRef name = k->first;
       if (vx != vals.end() && vy != vals.end()) {
         r = *buildElementwise(b, bloc, name, {vx->second, vy->second}, full);
+      } else if (tvir::symbolizeIntFn(name) &&
+                 ((vx != vals.end() && cy) || (cx && vy != vals.end()))) {
+        // An integer operation with a constant: the constant as a tensor.
+        Value cst = constantTensor(bloc, full, cx ? *cx : *cy);
+        r = *buildElementwise(b, bloc, name,
+                              {cx ? cst : vx->second, cx ? vy->second : cst},
+                              full);
       } else if ((vx != vals.end() && cy) || (cx && vy != vals.end())) {
         // t op c, or c op t (c / t = c * t^-1; c - t reversed).
         bool constLeft = !cy;
@@ -233,6 +241,7 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
   }
   Value cur;
   bool initUsed = false;
+  std::optional<tvir::IntFn> combineInit;
   if (!combiner) {
     auto it = vals.find(yielded);
     if (it == vals.end())
@@ -244,36 +253,61 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
     bool max = isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner);
     // min(x) = -max(-x), exactly.
     bool min = isa<arith::MinimumFOp, arith::MinNumFOp>(combiner);
+    // An associative integer operation (andi ... minui): tv.int_reduce.
+    std::optional<tvir::IntFn> intFn = intFnOf(combiner);
+    if (intFn && (*intFn == tvir::IntFn::shli || *intFn == tvir::IntFn::shrsi ||
+                  *intFn == tvir::IntFn::shrui))
+      intFn.reset();
     Value term = combiner->getOperand(0) == acc ? combiner->getOperand(1)
                                                 : combiner->getOperand(0);
     auto it = vals.find(term);
-    if ((!sum && !max && !min) ||
+    if ((!sum && !max && !min && !intFn) ||
         !llvm::is_contained(combiner->getOperands(), acc) || it == vals.end())
       return combiner->emitError()
              << "shard-partition import: a reduction whose combiner is not "
-                "addf, maximumf or minimumf of the accumulator and a term is "
-                "not modeled";
+                "addf, maximumf, minimumf or an associative integer "
+                "operation (andi, ori, xori, maxsi, minsi, maxui, minui) of "
+                "the accumulator and a term is not modeled";
     auto fillIt = fills.find(init);
-    if (max && (fillIt == fills.end() || fillIt->second != -INFINITY))
-      return op->emitError() << "shard-partition import: a max reduction "
-                                "whose init is not filled with -inf is not "
-                                "modeled";
-    if (min && (fillIt == fills.end() || fillIt->second != INFINITY))
-      return op->emitError() << "shard-partition import: a min reduction "
-                                "whose init is not filled with +inf is not "
-                                "modeled";
-    initUsed = sum && !(fillIt != fills.end() && fillIt->second == 0.0);
-    Value reduced = it->second;
-    if (min)
-      reduced = tvir::NegOp::create(b, loc, full, reduced);
-    if (sum)
-      cur = tvir::SumOp::create(b, loc, tensorOf(kept), reduced, ints(redDims),
-                                UnitAttr());
-    else
-      cur = tvir::MaxOp::create(b, loc, tensorOf(kept), reduced, ints(redDims),
-                                UnitAttr());
-    if (min)
-      cur = tvir::NegOp::create(b, loc, tensorOf(kept), cur);
+    if (intFn) {
+      // The reduction, then combined with the initial value unless that is
+      // the operation's identity.
+      Type elt = cast<RankedTensorType>(outTy).getElementType();
+      std::optional<int64_t> id = ::mlir::tv::sym::intIdentity(
+          tvir::intFnOf(*intFn), elt.getIntOrFloatBitWidth());
+      bool identity = id && fillIt != fills.end() &&
+                      std::fabs(fillIt->second) < 0x1p53 &&
+                      ::mlir::tv::sym::wrapSigned((int64_t)fillIt->second,
+                                                  elt.getIntOrFloatBitWidth()) ==
+                          *id;
+      if (!identity)
+        combineInit = intFn;
+      cur = tvir::IntReduceOp::create(
+          b, loc, RankedTensorType::get(kept, elt),
+          tvir::IntFnAttr::get(b.getContext(), *intFn), it->second,
+          ints(redDims), UnitAttr());
+    } else {
+      if (max && (fillIt == fills.end() || fillIt->second != -INFINITY))
+        return op->emitError() << "shard-partition import: a max reduction "
+                                  "whose init is not filled with -inf is not "
+                                  "modeled";
+      if (min && (fillIt == fills.end() || fillIt->second != INFINITY))
+        return op->emitError() << "shard-partition import: a min reduction "
+                                  "whose init is not filled with +inf is not "
+                                  "modeled";
+      initUsed = sum && !(fillIt != fills.end() && fillIt->second == 0.0);
+      Value reduced = it->second;
+      if (min)
+        reduced = tvir::NegOp::create(b, loc, full, reduced);
+      if (sum)
+        cur = tvir::SumOp::create(b, loc, tensorOf(kept), reduced,
+                                  ints(redDims), UnitAttr());
+      else
+        cur = tvir::MaxOp::create(b, loc, tensorOf(kept), reduced,
+                                  ints(redDims), UnitAttr());
+      if (min)
+        cur = tvir::NegOp::create(b, loc, tensorOf(kept), cur);
+    }
   }
   // The output map orders the kept loops.
   SmallVector<int64_t> perm;
@@ -286,11 +320,16 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
                               "not index every parallel loop is not modeled";
   if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
     cur = tvir::TransposeOp::create(b, loc, tvType(outTy), cur, ints(perm));
-  if (initUsed) {
+  if (initUsed || combineInit) {
     FailureOr<Value> in = use(op, init);
     if (failed(in))
       return failure();
-    cur = tvir::AddOp::create(b, loc, tvType(outTy), cur, *in);
+    if (combineInit)
+      cur = tvir::IntBinaryOp::create(
+          b, loc, tvType(outTy),
+          tvir::IntFnAttr::get(b.getContext(), *combineInit), cur, *in);
+    else
+      cur = tvir::AddOp::create(b, loc, tvType(outTy), cur, *in);
   }
   name[result] = cur;
   return success();

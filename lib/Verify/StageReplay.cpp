@@ -10,7 +10,6 @@
 #include "StageRun.h"
 
 #include "llvm/Support/Format.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cmath>
 #include <random>
@@ -33,10 +32,26 @@ bool close(double a, double b) {
   return std::fabs(a - b) <= tolerance * (1 + std::fabs(a) + std::fabs(b));
 }
 
+} // namespace
+
+bool mlir::tv::stagecheck::closeAs(double a, double b, unsigned bits) {
+  if (!bits || !std::isfinite(a) || !std::isfinite(b) ||
+      std::fabs(a) >= 0x1p53 || std::fabs(b) >= 0x1p53)
+    return close(a, b);
+  return sym::wrapSigned((int64_t)std::llround(a), bits) ==
+         sym::wrapSigned((int64_t)std::llround(b), bits);
+}
+
+namespace {
+
 std::string fmt(double v) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << llvm::format("%.6g", v);
+  // Integers (ids, n-bit data) exactly; other values to six digits.
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 0x1p53)
+    os << llvm::format("%.0f", v);
+  else
+    os << llvm::format("%.6g", v);
   return s;
 }
 
@@ -391,8 +406,8 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
   // plan's own (silu of a masked -inf; decision 85); not on small integers
   // or solver models, which hit zeros by chance.
   bool genericDraw = rng && assignment.empty() && !smallIntegers;
-  auto mismatch = [&](double spec, double plan) {
-    return !close(spec, plan) && !std::isnan(spec) &&
+  auto mismatch = [&](double spec, double plan, unsigned bits) {
+    return !closeAs(spec, plan, bits) && !std::isnan(spec) &&
            (!std::isnan(plan) || genericDraw);
   };
   size_t bad = out.pairs.size();
@@ -400,7 +415,8 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
     return std::isnan(p.first) || (std::isnan(p.second) && !genericDraw);
   });
   for (size_t i = 0; i < out.pairs.size(); ++i)
-    if (mismatch(out.pairs[i].first, out.pairs[i].second)) {
+    if (mismatch(out.pairs[i].first, out.pairs[i].second,
+                 out.checks[i].bits)) {
       bad = i;
       break;
     }
@@ -547,7 +563,8 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
     const Check &ci = out.checks[i];
     if (ci.lineage != c.lineage || ci.group != c.group)
       continue;
-    bool mismatch = !close(out.pairs[i].first, out.pairs[i].second);
+    bool mismatch =
+        !closeAs(out.pairs[i].first, out.pairs[i].second, ci.bits);
     unravel(ci.element, shape, idx);
     for (size_t k = 0; k < idx.size(); ++k)
       idx[k] += l.getLower()[k];
@@ -588,65 +605,6 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
         "micro-batch runs these ops on its own rows, so the failure shown for "
         "micro-batch 0 occurs in every micro-batch");
   return true;
-}
-
-void mlir::tv::writeStageDot(StageOp stage, const StageResult &result,
-                             llvm::raw_ostream &os) {
-  auto esc = [](std::string s) {
-    std::string o;
-    for (char c : s)
-      o += c == '"' ? std::string("\\\"") : std::string(1, c);
-    return o;
-  };
-  DenseMap<Operation *, unsigned> ids;
-  auto label = [](Operation *op) {
-    std::string s = op->getName().getStringRef().str();
-    if (auto in = dyn_cast<InputOp>(op))
-      s += " \"" + in.getName().str() + "\"";
-    if (auto outOp = dyn_cast<OutputOp>(op))
-      s += " \"" + outOp.getName().str() + "\"";
-    if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
-      s += "\\n" + llvm::sys::path::filename(loc.getFilename()).str() + ":" +
-           std::to_string(loc.getLine());
-    return s;
-  };
-  os << "digraph \"" << stage.getSymName() << "\" {\n"
-     << "  rankdir=TB; node [shape=box, fontname=\"monospace\"];\n";
-  auto cluster = [&](StringRef name, StringRef title, Block &body,
-                     const std::map<void *, std::string> &values) {
-    os << "  subgraph cluster_" << name << " {\n    label=\"" << esc(title.str())
-       << "\";\n";
-    body.walk([&](Operation *op) {
-      if (isa<RankProgramOp>(op))
-        return;
-      unsigned id = ids.size();
-      ids[op] = id;
-      std::string style;
-      if (op == result.diverging)
-        style = ", style=filled, fillcolor=\"#ff8080\"";
-      else if (op == result.reported)
-        style = ", style=filled, fillcolor=\"#ffd080\"";
-      os << "    n" << id << " [label=\"" << esc(label(op)) << "\"" << style
-         << "];\n";
-      for (Value v : op->getOperands()) {
-        Operation *def = v.getDefiningOp();
-        if (!def || !ids.count(def))
-          continue;
-        auto it = values.find(v.getAsOpaquePointer());
-        os << "    n" << ids[def] << " -> n" << id << " [label=\""
-           << esc(it != values.end() ? it->second : "") << "\"];\n";
-      }
-    });
-    os << "  }\n";
-  };
-  cluster("spec", "spec", stage.getSpec().getBody().front(),
-          result.specValues);
-  for (auto prog :
-       stage.getPlan().getBody().front().getOps<RankProgramOp>())
-    if (llvm::is_contained(prog.getRanks(), result.rank))
-      cluster("plan", "plan, rank " + std::to_string(result.rank),
-              prog.getBody().front(), result.planValues);
-  os << "}\n";
 }
 
 /// An input of the exact interpreter for element `element`: ids and mask
@@ -694,9 +652,13 @@ static Agreement agreement(const ExactValue &a, const ExactValue &b) {
 /// A guarantee's spec value against its plan value: on random field points
 /// a plan undefined where the spec is finite is wrong (decision 85).
 static Agreement guaranteeAgreement(const ExactValue &spec,
-                                    const ExactValue &plan) {
+                                    const ExactValue &plan, unsigned bits) {
   if (spec.finite() && plan.kind == ExactValue::Undef)
     return Agreement::None;
+  // n-bit integers agree modulo 2^n (exact while their values are).
+  if (bits && spec.finite() && plan.finite() && spec.pure && plan.pure &&
+      std::fabs(spec.d) < 0x1p53 && std::fabs(plan.d) < 0x1p53)
+    return closeAs(spec.d, plan.d, bits) ? Agreement::Exact : Agreement::None;
   return agreement(spec, plan);
 }
 
@@ -735,7 +697,8 @@ mlir::tv::failingGuarantees(StageOp stage, uint64_t seed, std::string &why) {
   if (!why.empty())
     return failure();
   for (auto [i, pair] : llvm::enumerate(out.pairs))
-    if (guaranteeAgreement(pair.first, pair.second) == Agreement::None)
+    if (guaranteeAgreement(pair.first, pair.second, out.checks[i].bits) ==
+        Agreement::None)
       failing.insert(cast<LineageAttr>(
                          stage.getGuarantees()[out.checks[i].lineage])
                          .getSpec()
@@ -756,7 +719,8 @@ static void exactReplay(StageOp stage, const PlanSchedule &schedule,
   }
   size_t counts[3] = {0, 0, 0};
   for (auto [i, pair] : llvm::enumerate(out.pairs)) {
-    Agreement a = guaranteeAgreement(pair.first, pair.second);
+    Agreement a =
+        guaranteeAgreement(pair.first, pair.second, out.checks[i].bits);
     if (a != Agreement::None) {
       ++counts[(int)a];
       if (a == Agreement::Approximate &&

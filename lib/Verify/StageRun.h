@@ -276,7 +276,33 @@ template <typename D> struct Bindings {
 struct Check {
   unsigned lineage, group;
   int64_t element;
+  /// n for a spec tensor of n-bit integers (compared modulo 2^n), else 0.
+  unsigned bits = 0;
 };
+
+/// The integer width of the spec tensor `name` of `stage` (0: not an
+/// integer of two bits or more).
+inline unsigned integerBitsOf(StageOp stage, StringRef name) {
+  unsigned bits = 0;
+  stage.getSpec().walk([&](Operation *op) {
+    auto n = op->getAttrOfType<StringAttr>("name");
+    if (!n || n.getValue() != name ||
+        (op->getNumResults() == 0 && op->getNumOperands() == 0))
+      return WalkResult::advance();
+    Type t = op->getNumResults() ? op->getResult(0).getType()
+                                 : op->getOperand(0).getType();
+    if (auto rt = dyn_cast<RankedTensorType>(t))
+      if (auto it = dyn_cast<IntegerType>(rt.getElementType());
+          it && it.getWidth() > 1)
+        bits = it.getWidth();
+    return WalkResult::interrupt();
+  });
+  return bits;
+}
+
+/// Whether two concrete values agree as elements of a tensor of `bits`-bit
+/// integers (modulo 2^bits) or, for bits = 0, as reals (`close`).
+bool closeAs(double a, double b, unsigned bits);
 
 template <typename V> struct Outcome {
   RunState<V> spec, plan;
@@ -320,6 +346,7 @@ LogicalResult runStage(D &d, StageOp stage, const PlanSchedule &schedule,
       return failure();
     }
     std::vector<V> slice = sliceOf(*s, l);
+    unsigned bits = integerBitsOf(stage, l.getSpec().getValue());
     for (auto [gi, group] : llvm::enumerate(l.getGroupRefs())) {
       std::vector<V> sum(slice.size(), d.zero());
       for (PlanRefAttr ref : group) {
@@ -342,7 +369,7 @@ LogicalResult runStage(D &d, StageOp stage, const PlanSchedule &schedule,
       }
       for (size_t i = 0; i < slice.size(); ++i) {
         out.pairs.push_back({slice[i], sum[i]});
-        out.checks.push_back({(unsigned)li, (unsigned)gi, (int64_t)i});
+        out.checks.push_back({(unsigned)li, (unsigned)gi, (int64_t)i, bits});
       }
     }
   }

@@ -243,9 +243,14 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options,
       z3::expr e = lower.term(id);
       solver.add(e >= 0 && e <= ctx.real_val(std::to_string(size - 1).c_str()));
     }
-    for (size_t i : all)
-      diffs.push_back(lower.term(out.pairs[i].first) !=
-                      lower.term(out.pairs[i].second));
+    // n-bit integers differ as n-bit vectors (modulo 2^n).
+    for (size_t i : all) {
+      unsigned bits = out.checks[i].bits;
+      diffs.push_back(bits ? lower.bv(out.pairs[i].first, bits) !=
+                                 lower.bv(out.pairs[i].second, bits)
+                           : lower.term(out.pairs[i].first) !=
+                                 lower.term(out.pairs[i].second));
+    }
     for (size_t v = 0; v < terms.numVars(); ++v)
       if (terms.varInfo(v).isBool && lower.hasVar(v))
         solver.add(lower.var(v) >= 0 && lower.var(v) <= 1);

@@ -155,7 +155,7 @@ bool Folder::analyzePlan(std::string &why) {
                         "per-rank values");
           result = true;
         } else {
-          if (anyRed && ar.getKind() == ReduceKind::max)
+          if (anyRed && !isLinearReduceKind(ar.getKind()))
             return fail("max of a sum over the axis");
           result = anyRed;
         }
@@ -164,7 +164,7 @@ bool Folder::analyzePlan(std::string &why) {
           return fail("communication along the axis other than a sum "
                       "all-reduce");
         auto kind = op.getAttrOfType<ReduceKindAttr>("kind");
-        if (anyRed && kind && kind.getValue() == ReduceKind::max)
+        if (anyRed && kind && !isLinearReduceKind(kind.getValue()))
           return fail("max of a sum over the axis");
         result = anyRed;
       } else if (anyRed) {

@@ -435,12 +435,12 @@ bool Folder::analyzeLanePlan(std::string &why) {
       bool result = false;
       if (anyRed) {
         if (auto ar = dyn_cast<AllReduceOp>(op)) {
-          if (ar.getKind() == ReduceKind::max)
+          if (!isLinearReduceKind(ar.getKind()))
             return fail("max of a sum over the micro-batches");
           result = true;
         } else if (isCollectiveOp(&op) || isa<ChunkOp>(op)) {
           auto kind = op.getAttrOfType<ReduceKindAttr>("kind");
-          if (kind && kind.getValue() == ReduceKind::max)
+          if (kind && !isLinearReduceKind(kind.getValue()))
             return fail("max of a sum over the micro-batches");
           result = true;
         } else if (isa<SendOp, RecvOp>(op)) {

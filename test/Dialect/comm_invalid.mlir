@@ -257,7 +257,7 @@ tv.mesh @m axes ["tp"] sizes [2]
 tv.plan @p mesh @m micro_batches 1 {
   tv.rank_program [0, 1] {
     %x = tv.input "x" : tensor<4x8xi64>
-    // expected-error @+1 {{'tv.all_reduce' op operand #0 must be ranked tensor of floating-point values}}
+    // expected-error @+1 {{'tv.all_reduce' op result type must equal input type}}
     %0 = tv.all_reduce sum %x {axes = ["tp"]} : tensor<4x8xi64> -> tensor<4x8xf32>
   }
 }
@@ -279,7 +279,7 @@ tv.mesh @m axes ["tp"] sizes [2]
 tv.plan @p mesh @m micro_batches 1 {
   tv.rank_program [0, 1] {
     %x = tv.input "x" : tensor<4x8xi64>
-    // expected-error @+1 {{'tv.reduce_scatter' op operand #0 must be ranked tensor of floating-point values}}
+    // expected-error @+1 {{'tv.reduce_scatter' op moves data: result element type must equal the input's}}
     %0 = tv.reduce_scatter %x dim 0 {axes = ["tp"]} : tensor<4x8xi64> -> tensor<2x8xf32>
   }
 }
@@ -312,7 +312,7 @@ tv.mesh @m axes ["tp"] sizes [2]
 tv.plan @p mesh @m micro_batches 1 {
   tv.rank_program [0, 1] {
     %x = tv.input "x" : tensor<4x8xi64>
-    // expected-error @+1 {{'tv.reduce' op operand #0 must be ranked tensor of floating-point values}}
+    // expected-error @+1 {{'tv.reduce' op result type must equal input type}}
     %0 = tv.reduce %x root 0 {axes = ["tp"]} : tensor<4x8xi64> -> tensor<4x8xf32>
   }
 }
@@ -357,7 +357,7 @@ tv.mesh @m axes ["tp"] sizes [2]
 tv.plan @p mesh @m micro_batches 1 {
   tv.rank_program [0, 1] {
     %x = tv.input "x" : tensor<4x8xf32>
-    // expected-error @+1 {{expected a reduction kind (sum, avg or max), got 'prod'}}
+    // expected-error @+1 {{expected a reduction kind (sum, avg, max, min, band, bor or bxor), got 'prod'}}
     %0 = tv.all_reduce prod %x {axes = ["tp"]} : tensor<4x8xf32> -> tensor<4x8xf32>
   }
 }

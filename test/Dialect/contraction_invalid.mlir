@@ -107,7 +107,7 @@ tv.spec @s {
 tv.spec @s {
   %a = tv.input "a" : tensor<4x8xi64>
   %b = tv.input "b" : tensor<8x4xf32>
-  // expected-error @+1 {{'tv.matmul' op operand #0 must be ranked tensor of floating-point values}}
+  // expected-error @+1 {{'tv.matmul' op operands and result must share one element type when one is an integer}}
   %0 = tv.matmul %a, %b : tensor<4x8xi64>, tensor<8x4xf32> -> tensor<4x4xf32>
 }
 
@@ -116,7 +116,7 @@ tv.spec @s {
 tv.spec @s {
   %a = tv.input "a" : tensor<4x8xf32>
   %b = tv.input "b" : tensor<8x4xi64>
-  // expected-error @+1 {{'tv.matmul' op operand #1 must be ranked tensor of floating-point values}}
+  // expected-error @+1 {{'tv.matmul' op operands and result must share one element type when one is an integer}}
   %0 = tv.matmul %a, %b : tensor<4x8xf32>, tensor<8x4xi64> -> tensor<4x4xf32>
 }
 
@@ -125,7 +125,7 @@ tv.spec @s {
 tv.spec @s {
   %a = tv.input "a" : tensor<4x8xf32>
   %b = tv.input "b" : tensor<8x4xf32>
-  // expected-error @+1 {{'tv.matmul' op result #0 must be ranked tensor of floating-point values}}
+  // expected-error @+1 {{'tv.matmul' op operands and result must share one element type when one is an integer}}
   %0 = tv.matmul %a, %b : tensor<4x8xf32>, tensor<8x4xf32> -> tensor<4x4xi64>
 }
 
@@ -277,8 +277,8 @@ tv.spec @s {
 
 tv.spec @s {
   %x = tv.input "x" : tensor<2x4xi64>
-  // expected-error @+1 {{'tv.sum' op operand #0 must be ranked tensor of floating-point values}}
-  %0 = tv.sum %x dims [1] : tensor<2x4xi64> -> tensor<2xi64>
+  // expected-error @+1 {{'tv.sum' op operands and result must share one element type when one is an integer}}
+  %0 = tv.sum %x dims [1] : tensor<2x4xi64> -> tensor<2xi32>
 }
 
 // -----

@@ -95,7 +95,7 @@ tv.spec @s {
 tv.spec @s {
   %a = tv.input "a" : tensor<4xi64>
   %b = tv.input "b" : tensor<4xf32>
-  // expected-error @+1 {{'tv.add' op operand #0 must be ranked tensor of floating-point values}}
+  // expected-error @+1 {{'tv.add' op operands and result must share one element type when one is an integer}}
   %0 = tv.add %a, %b : tensor<4xi64>, tensor<4xf32> -> tensor<4xf32>
 }
 
@@ -104,7 +104,7 @@ tv.spec @s {
 tv.spec @s {
   %a = tv.input "a" : tensor<4xf32>
   %b = tv.input "b" : tensor<4xi1>
-  // expected-error @+1 {{'tv.mul' op operand #1 must be ranked tensor of floating-point values}}
+  // expected-error @+1 {{'tv.mul' op operands and result must share one element type when one is an integer}}
   %0 = tv.mul %a, %b : tensor<4xf32>, tensor<4xi1> -> tensor<4xf32>
 }
 
@@ -136,24 +136,24 @@ tv.spec @s {
 
 tv.spec @s {
   %x = tv.input "x" : tensor<4xi64>
-  // expected-error @+1 {{'tv.add_scalar' op operand #0 must be ranked tensor of floating-point values}}
-  %0 = tv.add_scalar %x, 2.0 : tensor<4xi64>
+  // expected-error @+1 {{'tv.add_scalar' op the scalar of an integer tensor must be an integer below 2^53, not 2.5}}
+  %0 = tv.add_scalar %x, 2.5 : tensor<4xi64>
+}
+
+// -----
+
+tv.spec @s {
+  %x = tv.input "x" : tensor<4xi1>
+  // expected-error @+1 {{'tv.sub_scalar' op takes integers of at least 2 bits, not masks}}
+  %0 = tv.sub_scalar %x, 2.0 : tensor<4xi1>
 }
 
 // -----
 
 tv.spec @s {
   %x = tv.input "x" : tensor<4xi64>
-  // expected-error @+1 {{'tv.sub_scalar' op operand #0 must be ranked tensor of floating-point values}}
-  %0 = tv.sub_scalar %x, 2.0 : tensor<4xi64>
-}
-
-// -----
-
-tv.spec @s {
-  %x = tv.input "x" : tensor<4xi64>
-  // expected-error @+1 {{'tv.rsub_scalar' op operand #0 must be ranked tensor of floating-point values}}
-  %0 = tv.rsub_scalar %x, 2.0 : tensor<4xi64>
+  // expected-error @+1 {{'tv.rsub_scalar' op the scalar of an integer tensor must be an integer below 2^53, not 10000000000000000.00}}
+  %0 = tv.rsub_scalar %x, 1.0e16 : tensor<4xi64>
 }
 
 // -----
@@ -168,8 +168,8 @@ tv.spec @s {
 
 tv.spec @s {
   %x = tv.input "x" : tensor<4xi64>
-  // expected-error @+1 {{'tv.scale' op operand #0 must be ranked tensor of floating-point values}}
-  %0 = tv.scale %x, 2.0 : tensor<4xi64>
+  // expected-error @+1 {{'tv.scale' op the scalar of an integer tensor must be an integer below 2^53, not 0.5}}
+  %0 = tv.scale %x, 0.5 : tensor<4xi64>
 }
 
 // -----
@@ -247,9 +247,9 @@ tv.spec @s {
 // -----
 
 tv.spec @s {
-  %x = tv.input "x" : tensor<4xi64>
-  // expected-error @+1 {{'tv.neg' op operand #0 must be ranked tensor of floating-point values}}
-  %0 = tv.neg %x : tensor<4xi64>
+  %x = tv.input "x" : tensor<4xi1>
+  // expected-error @+1 {{'tv.neg' op takes integers of at least 2 bits, not masks}}
+  %0 = tv.neg %x : tensor<4xi1>
 }
 
 // -----

@@ -93,11 +93,24 @@ def TV_LineageAttr : TV_Attr<"Lineage", "lineage"> {
 
 def TV_ReduceKind : I32EnumAttr<"ReduceKind", "reduction of a collective", [
     I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"avg", 1>,
-    I32EnumAttrCase<"max", 2>]> {
+    I32EnumAttrCase<"max", 2>, I32EnumAttrCase<"min", 3>,
+    I32EnumAttrCase<"band", 4>, I32EnumAttrCase<"bor", 5>,
+    I32EnumAttrCase<"bxor", 6>]> {
   let cppNamespace = "::mlir::tv";
   let genSpecializedAttr = 0;
 }
 def TV_ReduceKindAttr : EnumAttr<TV_Dialect, TV_ReduceKind, "reduce_kind">;
+
+def TV_IntFn : I32EnumAttr<"IntFn", "an operation on n-bit integers", [
+    I32EnumAttrCase<"andi", 0>, I32EnumAttrCase<"ori", 1>,
+    I32EnumAttrCase<"xori", 2>, I32EnumAttrCase<"maxsi", 3>,
+    I32EnumAttrCase<"minsi", 4>, I32EnumAttrCase<"maxui", 5>,
+    I32EnumAttrCase<"minui", 6>, I32EnumAttrCase<"shli", 7>,
+    I32EnumAttrCase<"shrsi", 8>, I32EnumAttrCase<"shrui", 9>]> {
+  let cppNamespace = "::mlir::tv";
+  let genSpecializedAttr = 0;
+}
+def TV_IntFnAttr : EnumAttr<TV_Dialect, TV_IntFn, "int_fn">;
 
 def TV_ScoreFunc : I32EnumAttr<"ScoreFunc", "router score function", [
     I32EnumAttrCase<"sigmoid", 0>, I32EnumAttrCase<"softmax", 1>]> {

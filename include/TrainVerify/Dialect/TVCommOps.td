@@ -32,7 +32,10 @@ class TV_CollectiveOp<string mnemonic, dag extraArgs, string desc,
 
 def TV_AllReduceOp : TV_CollectiveOp<"all_reduce",
     (ins TV_ReduceKindAttr:$kind),
-    "Every member receives the reduction (sum, avg or max) of all inputs."> {
+    "Every member receives the reduction of all inputs: `sum`, `avg` or `max`; "
+    "on integer tensors also `min`, `band`, `bor` and `bxor`. `max` and `min` "
+    "of n-bit integers compare them as signed (MLIR's shard-to-MPI lowering "
+    "gives a signless integer a signed MPI type).", TV_AnyTensor> {
   let summary = "All-reduce over a group";
   let assemblyFormat = [{
     custom<ReduceKindKeyword>($kind) $input attr-dict `:` type($input) `->`
@@ -58,7 +61,8 @@ def TV_AllGatherOp : TV_CollectiveOp<"all_gather",
 def TV_ReduceScatterOp : TV_CollectiveOp<"reduce_scatter",
     (ins I64Attr:$dim, DefaultValuedAttr<TV_ReduceKindAttr,
          "::mlir::tv::ReduceKind::sum">:$kind),
-    "Sums the inputs and gives member i the i-th chunk along `dim`."> {
+    "Sums the inputs and gives member i the i-th chunk along `dim`.",
+    TV_AnyTensor> {
   let summary = "Reduce-scatter over a group";
   let assemblyFormat = [{
     $input `dim` $dim attr-dict `:` type($input) `->` type($result)
@@ -89,7 +93,8 @@ def TV_BroadcastCommOp : TV_CollectiveOp<"bcast", (ins I64Attr:$root),
 
 def TV_ReduceOp : TV_CollectiveOp<"reduce", (ins I64Attr:$root),
     "The member with group index `root` receives the sum of all inputs; the "
-    "result on other members is undefined (any use of it is a bug)."> {
+    "result on other members is undefined (any use of it is a bug).",
+    TV_AnyTensor> {
   let summary = "Reduce to a root over a group";
   let assemblyFormat = [{
     $input `root` $root attr-dict `:` type($input) `->` type($result)

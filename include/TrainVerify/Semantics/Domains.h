@@ -74,6 +74,10 @@ struct SymDomain {
     return c.app(sym::Fn::PowReal, {a, c.constant(k)});
   }
   V max(llvm::ArrayRef<V> xs) { return c.max(xs); }
+  /// An integer operation of `width` bits (sym::isIntFn).
+  V intOp(sym::Fn f, unsigned width, llvm::ArrayRef<V> xs) {
+    return c.intOp(f, width, xs);
+  }
   /// Token ids read against a whole vocabulary of `size` lie in [0, size):
   /// recorded for the solver (docs/soundness.md, assumption A6).
   std::vector<std::pair<V, int64_t>> idBounds;
@@ -136,6 +140,9 @@ struct ConcreteDomain {
     for (double x : xs)
       m = std::max(m, x);
     return m;
+  }
+  V intOp(sym::Fn f, unsigned width, llvm::ArrayRef<V> xs) {
+    return sym::evalFn(f, xs, {(int64_t)width});
   }
   void idInVocabulary(V, int64_t) {} // drawn in range (tv-interpret)
   V select(V idx, int64_t off, llvm::ArrayRef<V> vals) {
@@ -337,6 +344,25 @@ struct ExactDomain {
     }
     m.pure = pure;
     return m;
+  }
+  /// An integer operation, on the real reading (exact integers below
+  /// 2^53); the residue is the result's.
+  V intOp(sym::Fn f, unsigned width, llvm::ArrayRef<V> xs) {
+    std::vector<double> real;
+    bool pure = true;
+    for (const V &x : xs) {
+      if (!x.finite())
+        return special(V::Undef, NAN, x.pure);
+      pure &= x.pure && std::fabs(x.d) < 0x1p53;
+      real.push_back(x.d);
+    }
+    double r = sym::evalFn(f, real, {(int64_t)width});
+    if (std::isnan(r))
+      return special(V::Undef, r, pure);
+    int64_t i = (int64_t)r;
+    uint64_t m = i < 0 ? (P - ((uint64_t)(-(i + 1)) % P + 1) % P) % P
+                       : (uint64_t)i % P;
+    return make(m, r, pure);
   }
   void idInVocabulary(const V &, int64_t) {} // drawn in range
   V select(V idx, int64_t off, llvm::ArrayRef<V> vals) {

@@ -17,6 +17,7 @@
 #include "llvm/ADT/DynamicAPInt.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -68,8 +69,37 @@ enum class Fn : uint8_t {
   MaxShare,  // uninterpreted: aux = {i}; args = row; 1/#argmax if row[i] max
   MoeRoute,  // uninterpreted: aux = {k, j, groups, topk_groups}; args = score
              // row; the expert index in slot j of the group-limited top-k
+  // Integer operations on n-bit two's complement values (aux = {n}),
+  // interpreted: their arguments are integers read modulo 2^n, their result
+  // is the signed representative in [-2^(n-1), 2^(n-1)). The first seven
+  // are associative and commutative (n-ary, arguments sorted); the shifts
+  // take (value, amount), an amount outside [0, n) giving 0 (docs/integers.md).
+  IAnd,
+  IOr,
+  IXor,
+  IMaxS,
+  IMinS,
+  IMaxU,
+  IMinU,
+  IShl,
+  IShrS,
+  IShrU,
 };
 llvm::StringRef fnName(Fn f);
+/// Whether `f` is an integer operation (aux = {width}).
+inline bool isIntFn(Fn f) { return f >= Fn::IAnd; }
+/// Whether the integer operation `f` is associative and commutative.
+inline bool isAcIntFn(Fn f) { return f >= Fn::IAnd && f <= Fn::IMinU; }
+/// `v` modulo 2^width as a signed representative (width 1..64).
+int64_t wrapSigned(int64_t v, unsigned width);
+/// The identity of the associative integer operation `f` at `width`
+/// (`x & -1`, `x | 0`, `maxsi(x, -2^(width-1))`, ...), if it has one.
+std::optional<int64_t> intIdentity(Fn f, unsigned width);
+/// The value that absorbs every argument of `f` (`x & 0`), if any.
+std::optional<int64_t> intAbsorbing(Fn f, unsigned width);
+/// The integer operation `f` on width-bit values (each argument read
+/// modulo 2^width); the result's signed representative.
+int64_t evalIntFn(Fn f, unsigned width, llvm::ArrayRef<int64_t> args);
 
 enum class AtomKind : uint8_t { Var, App, Inv, Max, Select, NegInf, Undef };
 
@@ -122,6 +152,10 @@ public:
   TermId app(Fn f, llvm::ArrayRef<TermId> args,
              llvm::ArrayRef<int64_t> aux = {});
   TermId max(llvm::ArrayRef<TermId> args);
+  /// The integer operation `f` (isIntFn) of `width` bits: associative ones
+  /// flattened, sorted and folded (idempotent duplicates dropped, equal
+  /// xor arguments cancelled, constants combined, identities dropped).
+  TermId intOp(Fn f, unsigned width, llvm::ArrayRef<TermId> args);
   /// values[index - offset] if that is in range, 0 otherwise.
   TermId select(TermId index, int64_t offset, llvm::ArrayRef<TermId> values);
   TermId negInf();

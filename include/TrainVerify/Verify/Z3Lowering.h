@@ -19,9 +19,12 @@ public:
   Z3Lowering(z3::context &ctx, const sym::TermContext &terms)
       : ctx(ctx), terms(terms) {}
   z3::expr term(sym::TermId t);
+  /// `t` as a `width`-bit vector: the term's value modulo 2^width, with
+  /// integer operations lowered to bit-vector ones (docs/integers.md).
+  z3::expr bv(sym::TermId t, unsigned width);
   /// The Z3 constant of variable `v` (created on first use).
   z3::expr var(int64_t v);
-  bool hasVar(int64_t v) const { return vars.count(v); }
+  bool hasVar(int64_t v) const { return vars.count(v) || bvVars.count(v); }
   /// Lower `max` as an uninterpreted function of its arguments instead of
   /// its if-then-else: a weaker theory (an unsat answer still proves), and
   /// far easier where the maxima only need to cancel (a max-subtracted
@@ -30,6 +33,10 @@ public:
 
 private:
   z3::expr atom(sym::AtomId a);
+  z3::expr bvAtom(sym::AtomId a, unsigned width);
+  /// A term that bit-vector lowering does not read directly: its real value
+  /// (an integer) converted.
+  z3::expr bvOfReal(z3::expr real, unsigned width);
   /// The uninterpreted real function `name` applied to the terms.
   z3::expr apply(const std::string &name, llvm::ArrayRef<sym::TermId> operands);
   z3::context &ctx;
@@ -37,6 +44,11 @@ private:
   std::map<sym::TermId, z3::expr> termCache;
   std::map<sym::AtomId, z3::expr> atomCache;
   std::map<int64_t, z3::expr> vars;
+  /// Variables first met as bit-vectors: their integer reading (`vars`) is
+  /// the vector's signed value.
+  std::map<int64_t, z3::expr> bvVars;
+  std::map<std::pair<sym::TermId, unsigned>, z3::expr> bvTermCache;
+  std::map<std::pair<sym::AtomId, unsigned>, z3::expr> bvAtomCache;
   std::map<std::string, z3::func_decl> fns;
 };
 

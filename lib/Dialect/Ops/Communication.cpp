@@ -169,6 +169,15 @@ LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &symbols) {
 LogicalResult AllReduceOp::verify() {
   if (getInput().getType() != getResult().getType())
     return emitOpError() << "result type must equal input type";
+  Type elt = getInput().getType().getElementType();
+  bool integer = isa<IntegerType>(elt);
+  ReduceKind k = getKind();
+  if (!integer && k != ReduceKind::sum && k != ReduceKind::avg &&
+      k != ReduceKind::max)
+    return emitOpError() << "'" << stringifyReduceKind(k)
+                         << "' reduces integers only";
+  if (integer && k == ReduceKind::avg)
+    return emitOpError() << "'avg' of integers has no exact meaning";
   return success();
 }
 LogicalResult BroadcastCommOp::verify() {
@@ -210,7 +219,7 @@ ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbols) {
                                      meshOf(*this, symbols));
   if (failed(n))
     return failure();
-  if (getKind() == ReduceKind::max)
+  if (!isLinearReduceKind(getKind()))
     return emitOpError() << "supports sum and avg only";
   if (*n == 0)
     return success();
@@ -419,16 +428,33 @@ static Tensor<typename D::V> reduceSum(Evaluator<D> &ev, bool average) {
 template <typename D>
 static EvalStatus evaluateGroup(AllReduceOp o, Evaluator<D> &ev) {
   int64_t n = ev.in.size();
-  if (o.getKind() != ReduceKind::max) {
+  if (isLinearReduceKind(o.getKind())) {
     ev.out.assign(n, reduceSum(ev, o.getKind() == ReduceKind::avg));
     return std::nullopt;
   }
+  // Integers: the kind's operation on n-bit values (max and min signed).
+  std::optional<sym::Fn> fn;
+  unsigned width = 0;
+  if (auto it = dyn_cast<IntegerType>(o.getInput().getType().getElementType())) {
+    width = it.getWidth();
+    switch (o.getKind()) {
+    case ReduceKind::max: fn = sym::Fn::IMaxS; break;
+    case ReduceKind::min: fn = sym::Fn::IMinS; break;
+    case ReduceKind::band: fn = sym::Fn::IAnd; break;
+    case ReduceKind::bor: fn = sym::Fn::IOr; break;
+    case ReduceKind::bxor: fn = sym::Fn::IXor; break;
+    default: break;
+    }
+  }
+  if (!fn && o.getKind() != ReduceKind::max)
+    return std::string("all_reduce '") +
+           stringifyReduceKind(o.getKind()).str() + "' of floats";
   Tensor<typename D::V> acc = ev.make(ev.in[0]->shape);
   for (size_t k = 0; k < acc.data.size(); ++k) {
     SmallVector<typename D::V> xs;
     for (int64_t i = 0; i < n; ++i)
       xs.push_back(ev.in[i]->data[k]);
-    acc.data[k] = ev.d.max(xs);
+    acc.data[k] = fn ? ev.d.intOp(*fn, width, xs) : ev.d.max(xs);
   }
   ev.out.assign(n, acc);
   return std::nullopt;

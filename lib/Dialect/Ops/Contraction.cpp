@@ -15,6 +15,8 @@ using namespace mlir::tv::ops;
 //===----------------------------------------------------------------------===//
 
 LogicalResult MatmulOp::verify() {
+  if (failed(verifyIntegerOperands(*this)))
+    return failure();
   ArrayRef<int64_t> a = shapeOf(getLhs()), b = shapeOf(getRhs());
   if (a.size() < 2 || b.size() < 2)
     return emitOpError() << "operands must have rank at least 2";

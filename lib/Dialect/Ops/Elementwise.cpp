@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "OpFamily.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::tv;
@@ -15,6 +16,8 @@ using namespace mlir::tv::ops;
 //===----------------------------------------------------------------------===//
 
 template <typename OpT> static LogicalResult verifyBinary(OpT op) {
+  if (failed(verifyIntegerOperands(op)))
+    return failure();
   auto shape = broadcastShapes(shapeOf(op.getLhs()), shapeOf(op.getRhs()));
   if (!shape)
     return op.emitOpError()
@@ -32,6 +35,35 @@ LogicalResult SubOp::verify() { return verifyBinary(*this); }
 LogicalResult MulOp::verify() { return verifyBinary(*this); }
 
 LogicalResult DivOp::verify() { return verifyBinary(*this); }
+
+/// A scalar op on integers takes an integer scalar.
+template <typename OpT> static LogicalResult verifyScalar(OpT op) {
+  if (failed(verifyIntegerOperands(op)))
+    return failure();
+  double c = op.getScalarAttr().getValueAsDouble();
+  if (isa<IntegerType>(op.getType().getElementType()) &&
+      (c != std::floor(c) || std::fabs(c) >= 0x1p53))
+    return op.emitOpError() << "the scalar of an integer tensor must be an "
+                               "integer below 2^53, not "
+                            << llvm::formatv("{0}", c).str();
+  return success();
+}
+LogicalResult AddScalarOp::verify() { return verifyScalar(*this); }
+LogicalResult SubScalarOp::verify() { return verifyScalar(*this); }
+LogicalResult RSubScalarOp::verify() { return verifyScalar(*this); }
+LogicalResult ScaleOp::verify() { return verifyScalar(*this); }
+LogicalResult NegOp::verify() { return verifyIntegerOperands(*this); }
+LogicalResult AbsOp::verify() { return verifyIntegerOperands(*this); }
+
+LogicalResult IntBinaryOp::verify() {
+  Type elt = getLhs().getType().getElementType();
+  if (getRhs().getType().getElementType() != elt ||
+      getResult().getType().getElementType() != elt)
+    return emitOpError() << "operands and result must share one element type";
+  if (elt.isInteger(1))
+    return emitOpError() << "takes integers of at least 2 bits, not masks";
+  return verifyBinary(*this);
+}
 
 LogicalResult DivScalarOp::verify() {
   if (getScalar().isZero())
@@ -54,6 +86,9 @@ LogicalResult BroadcastOp::verify() {
 }
 
 LogicalResult IotaOp::verify() {
+  if (getType().getElementType().isInteger(1))
+    return emitOpError() << "positions are not masks: its element type must "
+                            "be a float or an integer of 2 bits or more";
   int64_t rank = shapeOf(getResult()).size();
   // I64Attr's getter is unsigned: read the attributes as signed.
   int64_t dim = getDimAttr().getInt(), offset = getOffsetAttr().getInt();
@@ -148,6 +183,16 @@ TV_BINARY(SubOp, d.sub(a, b))
 TV_BINARY(MulOp, d.mul(a, b))
 TV_BINARY(DivOp, d.div(a, b))
 #undef TV_BINARY
+
+template <typename D>
+static EvalStatus evaluate(IntBinaryOp o, Evaluator<D> &ev) {
+  sym::Fn fn = intFnOf(o.getFn());
+  unsigned width = intWidthOf(o.getResult());
+  return binaryOp(ev, [&](D &d, auto a, auto b) {
+    return d.intOp(fn, width, {a, b});
+  });
+}
+TV_EVALUATE_BY_TEMPLATE(IntBinaryOp)
 
 // c is the op's `scalar`.
 #define TV_SCALAR(OP, EXPR)                                                    \
@@ -298,6 +343,7 @@ TV_ELEMENTWISE(AddOp)
 TV_ELEMENTWISE(SubOp)
 TV_ELEMENTWISE(MulOp)
 TV_ELEMENTWISE(DivOp)
+TV_ELEMENTWISE(IntBinaryOp)
 TV_ELEMENTWISE(AddScalarOp)
 TV_ELEMENTWISE(SubScalarOp)
 TV_ELEMENTWISE(RSubScalarOp)

@@ -70,6 +70,33 @@ inline bool isNamed(Value v) {
                       [](Operation *u) { return isa<TagOp, OutputOp>(u); });
 }
 
+/// Ops that take integers as well as floats: if any operand or result is an
+/// integer, all share that type's element type and it has two bits or more
+/// (masks are not ring elements).
+inline LogicalResult verifyIntegerOperands(Operation *op) {
+  Type intElt;
+  SmallVector<Type> elts;
+  for (Type t : llvm::concat<const Type>(op->getOperandTypes(),
+                                         op->getResultTypes())) {
+    Type e = cast<RankedTensorType>(t).getElementType();
+    elts.push_back(e);
+    if (isa<IntegerType>(e))
+      intElt = e;
+  }
+  if (!intElt)
+    return success();
+  if (llvm::any_of(elts, [&](Type e) { return e != intElt; }))
+    return op->emitOpError() << "operands and result must share one element "
+                                "type when one is an integer";
+  if (intElt.isInteger(1))
+    return op->emitOpError() << "takes integers of at least 2 bits, not masks";
+  return success();
+}
+
+inline unsigned intWidthOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementTypeBitWidth();
+}
+
 /// A symmetry rule's refusal, with its reason.
 inline FoldFact notFoldable(std::string &why, StringRef reason) {
   why = reason.str();

@@ -25,13 +25,29 @@ template <typename OpT> static LogicalResult verifyReduction(OpT op) {
                      reducedShape(in, op.getDims(), op.getKeepdim()), "result");
 }
 
-LogicalResult SumOp::verify() { return verifyReduction(*this); }
+LogicalResult SumOp::verify() {
+  if (failed(verifyIntegerOperands(*this)))
+    return failure();
+  return verifyReduction(*this);
+}
 
 LogicalResult MeanOp::verify() { return verifyReduction(*this); }
 
 LogicalResult MaxOp::verify() { return verifyReduction(*this); }
 
 LogicalResult LogSumExpOp::verify() { return verifyReduction(*this); }
+
+LogicalResult IntReduceOp::verify() {
+  if (!sym::isAcIntFn(intFnOf(getFn())))
+    return emitOpError() << "'" << stringifyIntFn(getFn())
+                         << "' is not associative: it does not reduce";
+  Type elt = getInput().getType().getElementType();
+  if (getResult().getType().getElementType() != elt)
+    return emitOpError() << "result element type must equal the input's";
+  if (elt.isInteger(1))
+    return emitOpError() << "takes integers of at least 2 bits, not masks";
+  return verifyReduction(*this);
+}
 
 /// The VJP of a reduction that reads its input: (x, dy) -> dx of x's shape.
 template <typename OpT> static LogicalResult verifyReductionGrad(OpT op) {
@@ -114,6 +130,25 @@ template <typename D> static EvalStatus evaluate(MaxOp o, Evaluator<D> &ev) {
   return std::nullopt;
 }
 TV_EVALUATE_BY_TEMPLATE(MaxOp)
+
+template <typename D>
+static EvalStatus evaluate(IntReduceOp o, Evaluator<D> &ev) {
+  using V = typename D::V;
+  auto in = ev.in;
+  Shape rs = ev.result();
+  std::vector<SmallVector<V>> groups(numElements(rs));
+  ev.forReduce(*in[0], o.getDims(), o.getKeepdim(), [&](int64_t r, int64_t i) {
+    groups[r].push_back(in[0]->data[i]);
+  });
+  Tensor<V> res = ev.make(rs);
+  sym::Fn fn = intFnOf(o.getFn());
+  unsigned width = intWidthOf(o.getResult());
+  for (size_t r = 0; r < groups.size(); ++r)
+    res.data[r] = ev.d.intOp(fn, width, groups[r]);
+  ev.out.push_back(std::move(res));
+  return std::nullopt;
+}
+TV_EVALUATE_BY_TEMPLATE(IntReduceOp)
 
 template <typename D>
 static EvalStatus evaluate(MaxGradOp o, Evaluator<D> &ev) {
@@ -248,6 +283,11 @@ OpStructure MeanOp::getStructure(unsigned) {
                    LoopKind::Normalized);
 }
 OpStructure MaxOp::getStructure(unsigned) {
+  return reduction(*this, getInput(), getDims(), getKeepdim(),
+                   LoopKind::Normalized);
+}
+// Like max: the reduced loops keep at least two elements.
+OpStructure IntReduceOp::getStructure(unsigned) {
   return reduction(*this, getInput(), getDims(), getKeepdim(),
                    LoopKind::Normalized);
 }

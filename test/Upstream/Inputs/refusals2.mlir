@@ -62,11 +62,11 @@ func.func @index_mul(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %y : tensor<4xf32>
 }
 
-func.func @min_int(%x: tensor<4xi8>) -> tensor<4xi8> {
+func.func @band_float(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = shard.sharding @grid split_axes = [[]] : !shard.sharding
-  %xs = shard.shard %x to %r : tensor<4xi8>
-  %y = shard.all_reduce %xs on @grid grid_axes = [0] reduction = min : tensor<4xi8> -> tensor<4xi8>
-  return %y : tensor<4xi8>
+  %xs = shard.shard %x to %r : tensor<4xf32>
+  %y = shard.all_reduce %xs on @grid grid_axes = [0] reduction = bitwise_and : tensor<4xf32> -> tensor<4xf32>
+  return %y : tensor<4xf32>
 }
 
 func.func @gather_in_input(%x: tensor<4xf32>) -> tensor<8xf32> {

@@ -13,9 +13,9 @@ def TV_MatmulOp : TV_ComputeOp<"matmul", [
     `rhs` is `[batch..., k, n]` (`[batch..., n, k]` with `transpose_rhs`) or
     rank 2 (shared by every batch). The result is `[batch..., m, n]`.
   }];
-  let arguments = (ins TV_FloatTensor:$lhs, TV_FloatTensor:$rhs,
+  let arguments = (ins TV_AnyTensor:$lhs, TV_AnyTensor:$rhs,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
-  let results = (outs TV_FloatTensor:$result);
+  let results = (outs TV_AnyTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];

@@ -4,74 +4,110 @@
 
 include "TrainVerify/Dialect/TVComputeBase.td"
 
-class TV_BinaryOp<string mnemonic, string sem> : TV_ComputeOp<mnemonic, [
+class TV_BinaryOp<string mnemonic, string sem, Type tensor = TV_FloatTensor>
+    : TV_ComputeOp<mnemonic, [
       DeclareOpInterfaceMethods<TV_StructuredOpInterface>,
       Pure]> {
   let summary = "Elementwise " # mnemonic # " with numpy broadcasting";
   let description = "`result = lhs " # sem # " rhs`, after broadcasting both "
     # "operands to the result shape (trailing dimensions aligned; a dimension "
     # "of size 1 stretches).";
-  let arguments = (ins TV_FloatTensor:$lhs, TV_FloatTensor:$rhs);
-  let results = (outs TV_FloatTensor:$result);
+  let arguments = (ins tensor:$lhs, tensor:$rhs);
+  let results = (outs tensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
   let hasVerifier = 1;
 }
 
-def TV_AddOp : TV_BinaryOp<"add", "+">;
-def TV_SubOp : TV_BinaryOp<"sub", "-">;
-def TV_MulOp : TV_BinaryOp<"mul", "*">;
+// Ring operations take integers too: an n-bit integer tensor holds values
+// modulo 2^n (docs/integers.md).
+def TV_AddOp : TV_BinaryOp<"add", "+", TV_AnyTensor>;
+def TV_SubOp : TV_BinaryOp<"sub", "-", TV_AnyTensor>;
+def TV_MulOp : TV_BinaryOp<"mul", "*", TV_AnyTensor>;
 def TV_DivOp : TV_BinaryOp<"div", "/">;
 
-class TV_ScalarOp<string mnemonic, string sem>
+def TV_IntBinaryOp : TV_ComputeOp<"int_binary", [
+      DeclareOpInterfaceMethods<TV_StructuredOpInterface>,
+      Pure]> {
+  let summary = "Elementwise bitwise, order or shift operation on integers";
+  let description = [{
+    `result = fn(lhs, rhs)` on n-bit two's complement integers, after
+    broadcasting both operands to the result shape, with `arith`'s names
+    and meanings: `andi`, `ori`, `xori`; `maxsi`, `minsi` (signed),
+    `maxui`, `minui` (unsigned); `shli`, `shrsi` (arithmetic), `shrui`
+    (logical) shift `lhs` by `rhs`. A shift by an amount outside `[0, n)`
+    is poison in `arith`; tv reads it as SMT-LIB does (0, or the sign for
+    `shrsi`). Operands and result share one integer element type.
+
+    ```mlir
+    %m = tv.int_binary maxui %a, %b : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
+    ```
+  }];
+  let arguments = (ins TV_IntFnAttr:$fn, TV_IdTensor:$lhs, TV_IdTensor:$rhs);
+  let results = (outs TV_IdTensor:$result);
+  let assemblyFormat = [{
+    custom<IntFnKeyword>($fn) $lhs `,` $rhs attr-dict `:` type($lhs) `,`
+    type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+class TV_ScalarOp<string mnemonic, string sem, Type tensor = TV_FloatTensor>
     : TV_ComputeOp<mnemonic, [
       DeclareOpInterfaceMethods<TV_StructuredOpInterface>,
       Pure,
       SameOperandsAndResultType]> {
   let summary = "Elementwise " # mnemonic # " with a constant";
   let description = "`result = " # sem # "` for every element `x`.";
-  let arguments = (ins TV_FloatTensor:$input, F64Attr:$scalar);
-  let results = (outs TV_FloatTensor:$result);
+  let arguments = (ins tensor:$input, F64Attr:$scalar);
+  let results = (outs tensor:$result);
   let assemblyFormat = "$input `,` $scalar attr-dict `:` type($result)";
 }
 
-def TV_AddScalarOp : TV_ScalarOp<"add_scalar", "x + scalar"> {
+def TV_AddScalarOp : TV_ScalarOp<"add_scalar", "x + scalar", TV_AnyTensor> {
   let hasFolder = 1;
+  let hasVerifier = 1;
 }
 
-def TV_SubScalarOp : TV_ScalarOp<"sub_scalar", "x - scalar"> {
+def TV_SubScalarOp : TV_ScalarOp<"sub_scalar", "x - scalar", TV_AnyTensor> {
   let hasFolder = 1;
+  let hasVerifier = 1;
 }
 
-def TV_RSubScalarOp : TV_ScalarOp<"rsub_scalar", "scalar - x">;
+def TV_RSubScalarOp : TV_ScalarOp<"rsub_scalar", "scalar - x", TV_AnyTensor> {
+  let hasVerifier = 1;
+}
 
 def TV_DivScalarOp : TV_ScalarOp<"div_scalar", "x / scalar"> {
   let hasVerifier = 1;
   let hasFolder = 1;
 }
 
-def TV_ScaleOp : TV_ScalarOp<"scale", "x * scalar"> {
+def TV_ScaleOp : TV_ScalarOp<"scale", "x * scalar", TV_AnyTensor> {
   let hasFolder = 1;
+  let hasVerifier = 1;
 }
 
 def TV_PowOp : TV_ScalarOp<"pow", "x ** scalar"> {
   let hasFolder = 1;
 }
 
-class TV_UnaryOp<string mnemonic, string sem>
+class TV_UnaryOp<string mnemonic, string sem, Type tensor = TV_FloatTensor>
     : TV_ComputeOp<mnemonic, [
       DeclareOpInterfaceMethods<TV_StructuredOpInterface>,
       Pure,
       SameOperandsAndResultType]> {
   let summary = "Elementwise " # mnemonic;
   let description = "`result = " # sem # "` for every element `x`.";
-  let arguments = (ins TV_FloatTensor:$input);
-  let results = (outs TV_FloatTensor:$result);
+  let arguments = (ins tensor:$input);
+  let results = (outs tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def TV_NegOp : TV_UnaryOp<"neg", "-x">;
+def TV_NegOp : TV_UnaryOp<"neg", "-x", TV_AnyTensor> {
+  let hasVerifier = 1;
+}
 def TV_ExpOp : TV_UnaryOp<"exp", "exp(x)">;
 def TV_LogOp : TV_UnaryOp<"log", "log(x)">;
 def TV_SqrtOp : TV_UnaryOp<"sqrt", "sqrt(x)">;
@@ -81,7 +117,9 @@ def TV_SiluOp : TV_UnaryOp<"silu", "x * sigmoid(x)">;
 def TV_GeluOp : TV_UnaryOp<"gelu", "x * Phi(x) (exact, erf form)">;
 def TV_ReluOp : TV_UnaryOp<"relu", "max(x, 0)">;
 def TV_TanhOp : TV_UnaryOp<"tanh", "tanh(x)">;
-def TV_AbsOp : TV_UnaryOp<"abs", "|x|">;
+def TV_AbsOp : TV_UnaryOp<"abs", "|x|", TV_AnyTensor> {
+  let hasVerifier = 1;
+}
 
 def TV_CopyOp : TV_ComputeOp<"copy", [
       DeclareOpInterfaceMethods<TV_StructuredOpInterface>,
@@ -117,7 +155,7 @@ def TV_IotaOp : TV_ComputeOp<"iota", [
     stay those of the program.
   }];
   let arguments = (ins I64Attr:$dim, I64Attr:$offset);
-  let results = (outs TV_FloatTensor:$result);
+  let results = (outs TV_AnyTensor:$result);
   let assemblyFormat = "`dim` $dim `offset` $offset attr-dict `:` type($result)";
   let hasVerifier = 1;
 }

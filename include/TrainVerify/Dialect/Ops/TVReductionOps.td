@@ -4,22 +4,47 @@
 
 include "TrainVerify/Dialect/TVComputeBase.td"
 
-class TV_ReductionOp<string mnemonic, string sem> : TV_ComputeOp<mnemonic, [
+class TV_ReductionOp<string mnemonic, string sem, Type tensor = TV_FloatTensor>
+    : TV_ComputeOp<mnemonic, [
       DeclareOpInterfaceMethods<TV_StructuredOpInterface>,
       Pure]> {
   let summary = mnemonic # " over dimensions";
   let description = "The " # sem # " over `dims`; with `keepdim` the reduced "
     # "dimensions stay with size 1, otherwise they are removed.";
-  let arguments = (ins TV_FloatTensor:$input, DenseI64ArrayAttr:$dims,
+  let arguments = (ins tensor:$input, DenseI64ArrayAttr:$dims,
                        UnitAttr:$keepdim);
-  let results = (outs TV_FloatTensor:$result);
+  let results = (outs tensor:$result);
   let assemblyFormat = [{
     $input `dims` $dims attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
 }
 
-def TV_SumOp : TV_ReductionOp<"sum", "sum">;
+def TV_SumOp : TV_ReductionOp<"sum", "sum", TV_AnyTensor>;
+
+def TV_IntReduceOp : TV_ComputeOp<"int_reduce", [
+      DeclareOpInterfaceMethods<TV_StructuredOpInterface>,
+      Pure]> {
+  let summary = "Bitwise or order reduction of integers over dimensions";
+  let description = [{
+    The reduction by `fn` (one of `tv.int_binary`'s associative
+    operations: `andi`, `ori`, `xori`, `maxsi`, `minsi`, `maxui`, `minui`)
+    over `dims`, on n-bit integers; with `keepdim` the reduced dimensions
+    stay with size 1.
+
+    ```mlir
+    %r = tv.int_reduce andi %x dims [1] : tensor<3x8xi32> -> tensor<3xi32>
+    ```
+  }];
+  let arguments = (ins TV_IntFnAttr:$fn, TV_IdTensor:$input,
+                       DenseI64ArrayAttr:$dims, UnitAttr:$keepdim);
+  let results = (outs TV_IdTensor:$result);
+  let assemblyFormat = [{
+    custom<IntFnKeyword>($fn) $input `dims` $dims attr-dict `:` type($input)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
 def TV_MeanOp : TV_ReductionOp<"mean", "arithmetic mean">;
 def TV_MaxOp : TV_ReductionOp<"max", "maximum">;
 def TV_LogSumExpOp : TV_ReductionOp<"logsumexp",
