@@ -211,6 +211,59 @@ specializeForProcess(ModuleOp part, func::FuncOp plan,
   return copy;
 }
 
+/// Upstream's test pass (-test-grid-resharding-partition) keeps a function's
+/// global signature and converts at its boundary with
+/// `builtin.unrealized_conversion_cast`: an argument whose every use is a
+/// cast to one tensor type is read as that type (the process's block), a
+/// returned cast as its operand. The local types are then checked against
+/// the shardings like any other (docs/shard.md).
+static void unwrapBoundaryCasts(func::FuncOp f) {
+  if (f.isExternal())
+    return;
+  Block &body = f.getBody().front();
+  auto single = [](Operation *op) -> UnrealizedConversionCastOp {
+    auto c = dyn_cast<UnrealizedConversionCastOp>(op);
+    if (c && c.getNumOperands() == 1 && c.getNumResults() == 1 &&
+        isa<RankedTensorType>(c.getOperand(0).getType()) &&
+        isa<RankedTensorType>(c.getResult(0).getType()))
+      return c;
+    return {};
+  };
+  SmallVector<Type> args;
+  for (BlockArgument arg : body.getArguments()) {
+    Type local;
+    bool all = !arg.use_empty();
+    for (Operation *u : arg.getUsers()) {
+      auto c = single(u);
+      if (!c || (local && local != c.getResult(0).getType())) {
+        all = false;
+        break;
+      }
+      local = c.getResult(0).getType();
+    }
+    if (all) {
+      arg.setType(local);
+      for (Operation *u : llvm::make_early_inc_range(arg.getUsers())) {
+        u->getResult(0).replaceAllUsesWith(arg);
+        u->erase();
+      }
+    }
+    args.push_back(arg.getType());
+  }
+  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+  if (!ret)
+    return;
+  for (OpOperand &o : ret->getOpOperands())
+    if (auto c = o.get().getDefiningOp() ? single(o.get().getDefiningOp())
+                                         : UnrealizedConversionCastOp()) {
+      o.set(c.getOperand(0));
+      if (c->use_empty())
+        c->erase();
+    }
+  f.setFunctionType(
+      FunctionType::get(f.getContext(), args, ret.getOperandTypes()));
+}
+
 OwningOpRef<ModuleOp>
 mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
                                StringRef function, Location fileLoc,
@@ -256,6 +309,8 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
            "results with the input's)";
     return {};
   }
+  if (auto p = part->lookupSymbol<func::FuncOp>(spec.getSymName()))
+    unwrapBoundaryCasts(p);
   // Dynamic grid axes and dimensions get static sizes (both copies).
   if (failed(specializeSizes(*input, *part, spec, sizes, fileLoc)))
     return {};
