@@ -69,8 +69,9 @@ def seeds(target, build):
                os.path.join(up, "halos.mlir"),
                os.path.join(up, "dynamic_sizes.mlir"),
                os.path.join(up, "uneven_offsets.mlir")]
-        ins += [os.path.join(up, "defects", f)
-                for f in sorted(os.listdir(os.path.join(up, "defects")))]
+        for sub in ("defects", "integers", "test_pass"):
+            ins += [os.path.join(up, sub, f)
+                    for f in sorted(os.listdir(os.path.join(up, sub)))]
         for path in ins:
             data = open(path, "rb").read()
             if target == "shard-input":
