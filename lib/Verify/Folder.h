@@ -70,7 +70,12 @@ private:
   bool analyzePlan(std::string &why);
 
   Fact specRule(Operation *op, unsigned result, std::string &why);
+
+public:
+  /// Ops linear in a sum over ranks: a partial sum stays one through them.
   static bool linearOfRed(Operation *op);
+
+private:
   bool groupCrossesAxis(Operation *op);
 
   StageOp stage;

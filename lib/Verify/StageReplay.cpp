@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TrainVerify/Verify/StageVerifier.h"
+#include "Folder.h"
+#include "TrainVerify/Semantics/Semantics.h"
 #include "StageRun.h"
 
 #include "llvm/Support/Format.h"
@@ -138,6 +140,16 @@ Operation *definingOp(StageOp stage, int64_t rank, StringRef name) {
   return nullptr;
 }
 
+/// The value a plan tensor named `name` on `rank` holds in the stage.
+Value outputValue(StageOp stage, int64_t rank, StringRef name) {
+  for (auto prog : stage.getPlan().getBody().front().getOps<RankProgramOp>())
+    if (llvm::is_contained(prog.getRanks(), rank))
+      for (auto out : prog.getBody().front().getOps<OutputOp>())
+        if (out.getName() == name)
+          return out.getValue();
+  return Value();
+}
+
 std::string opDescription(Operation *op, int64_t rank) {
   std::string s = "'" + op->getName().getStringRef().str() + "' on rank " +
                   std::to_string(rank);
@@ -178,18 +190,25 @@ bool isBlockOf(const Tensor<double> &t, const Tensor<double> &s) {
   return false;
 }
 
-/// The first op of `rank`'s program whose value departs from the spec: its
-/// result is no block of any spec value (nor, summed over a mesh axis'
-/// group, of one), it does not only feed sums that are, and every tensor
-/// operand it reads does. A localization for the report (the lineage
-/// failure is the verdict): null if every op agrees or the stage is too
-/// large to search.
+/// The first op of `rank`'s program whose value departs from the spec. A
+/// value relates to the spec when it is a block of a spec value, or a
+/// partial sum (summed over a mesh axis' group it is one), or a term of a
+/// sum that relates. The op blamed is the first, in program order, that
+/// either reads only related operands and gives a value that does not
+/// relate, or is the last op of a partial sum that reaches a use not
+/// linear in it (or the failing lineage, `failing`, when that names one
+/// plan tensor) without an all-reduce: the reduction is missing after it.
+/// A localization for the report (the lineage failure is the verdict):
+/// null if every op agrees or the stage is too large to search.
 Operation *firstDivergingOp(StageOp stage, int64_t rank,
-                            const Outcome<double> &out,
+                            const Outcome<double> &out, Value failing,
                             std::string &explanation) {
   SmallVector<const Tensor<double> *> specValues;
-  for (auto &[key, t] : out.spec.values)
+  SmallVector<Value> specValueOf;
+  for (auto &[key, t] : out.spec.values) {
     specValues.push_back(&t);
+    specValueOf.push_back(Value::getFromOpaquePointer(key.second));
+  }
   RankProgramOp prog;
   for (auto p : stage.getPlan().getBody().front().getOps<RankProgramOp>())
     if (llvm::is_contained(p.getRanks(), rank))
@@ -198,30 +217,24 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
     return nullptr;
   MeshOp mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
       stage, stage.getPlan().getMeshAttr());
-  auto matches = [&](const Tensor<double> &t) {
-    return llvm::any_of(specValues, [&](const Tensor<double> *s) {
-      return isBlockOf(t, *s);
-    });
+  // The first spec value `t` is a block of (-1: none).
+  auto matchOf = [&](const Tensor<double> &t) -> int {
+    for (auto [i, s] : llvm::enumerate(specValues))
+      if (isBlockOf(t, *s))
+        return (int)i;
+    return -1;
   };
+  auto matches = [&](const Tensor<double> &t) { return matchOf(t) >= 0; };
+
   SmallVector<Operation *> ops;
   prog.getBody().walk([&](Operation *op) {
     if (op->getNumResults() != 0 && !isa<RankProgramOp>(op))
       ops.push_back(op);
   });
-  // Values that reach a sum over ranks (through adds): a partial sum there
-  // is what the plan means.
-  DenseSet<Value> feedsSum;
-  for (Operation *op : llvm::reverse(ops))
-    for (Value r : op->getResults())
-      if (llvm::any_of(r.getUsers(), [&](Operation *u) {
-            return isa<AllReduceOp, ReduceScatterOp>(u) ||
-                   (isa<AddOp>(u) && feedsSum.contains(u->getResult(0)));
-          }))
-        feedsSum.insert(r);
-  // Agreement of each value: a block of a spec value, or, where it reaches
-  // a sum over ranks, its sum over the group of a mesh axis.
+  // Agreement of each value: a block of a spec value, or its sum over the
+  // group of a mesh axis (a partial sum).
   DenseMap<Value, bool> agrees;
-  DenseMap<Value, std::string> unreduced;
+  DenseMap<Value, std::string> partialOf;
   unsigned budget = 4096;
   for (Operation *op : ops) {
     for (Value r : op->getResults()) {
@@ -231,7 +244,25 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
         continue;
       }
       --budget;
-      bool ok = isa<InputOp>(op) || matches(*t);
+      int m = matchOf(*t);
+      bool ok = isa<InputOp>(op) || m >= 0;
+      // Result k of an op that is result j != k of the same op in the
+      // spec: the outputs are swapped.
+      if (ok && m >= 0 && op->getNumResults() > 1) {
+        bool same = false, other = false;
+        for (auto [i, s] : llvm::enumerate(specValues)) {
+          auto sr = dyn_cast<OpResult>(specValueOf[i]);
+          if (!sr || sr.getOwner()->getName() != op->getName() ||
+              !isBlockOf(*t, *s))
+            continue;
+          if (sr.getResultNumber() == cast<OpResult>(r).getResultNumber())
+            same = true;
+          else
+            other = true;
+        }
+        if (other && !same)
+          ok = false;
+      }
       if (!ok && mesh) {
         for (Attribute axis : mesh.getAxes()) {
           StringRef name = cast<StringAttr>(axis).getValue();
@@ -256,10 +287,8 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
           // Equal on every member, the sum is only a multiple of the value,
           // not a partial sum.
           if (all && differs && matches(sum)) {
-            if (feedsSum.contains(r))
-              ok = true;
-            else
-              unreduced[r] = name.str();
+            ok = true;
+            partialOf[r] = name.str();
             break;
           }
         }
@@ -274,30 +303,84 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
       if (agrees.lookup(r) || r.use_empty())
         continue;
       bool term = llvm::all_of(r.getUsers(), [&](Operation *u) {
-        return isa<AddOp, AllReduceOp, ReduceScatterOp>(u) &&
-               llvm::all_of(u->getResults(),
-                            [&](Value v) { return agrees.lookup(v); });
+        return isa<TagOp>(u) ||
+               (isa<AddOp, AllReduceOp, ReduceScatterOp>(u) &&
+                llvm::all_of(u->getResults(),
+                             [&](Value v) { return agrees.lookup(v); }));
       });
       if (term)
         agrees[r] = true;
     }
+  // Uses under which a partial sum stays one (or is reduced): a sum or
+  // difference only of partial sums over the same axis.
+  auto keepsPartial = [&](Operation *u) {
+    if (auto ar = dyn_cast<AllReduceOp>(u))
+      return isLinearReduceKind(ar.getKind());
+    if (isa<ReduceScatterOp, ReduceOp, TagOp, OutputOp>(u))
+      return true;
+    if (!symmetry::Folder::linearOfRed(u))
+      return false;
+    std::optional<std::string> axis;
+    for (Value v : u->getOperands()) {
+      auto it = partialOf.find(v);
+      if (it == partialOf.end() || (axis && *axis != it->second))
+        return false;
+      axis = it->second;
+    }
+    return true;
+  };
+  auto show = [&](Value v) {
+    const Tensor<double> *t = out.plan.lookup(rank, v);
+    std::string s = "[";
+    for (size_t i = 0; t && i < t->data.size() && i < 6; ++i)
+      s += (i ? ", " : "") + fmt(t->data[i]);
+    if (t && t->data.size() > 6)
+      s += ", ...";
+    return s + "]";
+  };
+  auto stranded = [&](Value v, StringRef where) {
+    explanation = "result " + show(v) + " (a partial sum over mesh axis '" +
+                  partialOf[v] +
+                  "' that reaches no all-reduce: summed over the axis it is "
+                  "a block of a spec value; " +
+                  where.str() + ")";
+    return v.getDefiningOp();
+  };
   for (Operation *op : ops) {
-    if (llvm::all_of(op->getResults(),
-                     [&](Value r) { return agrees.lookup(r); }))
+    // A partial sum read by an op not linear in it: the all-reduce is
+    // missing after the op that made it.
+    if (!keepsPartial(op))
+      for (Value v : op->getOperands())
+        if (partialOf.count(v) && v.getDefiningOp() &&
+            v.getDefiningOp()->getBlock() == op->getBlock()) {
+          // Communication that moves a partial sum without reducing it is
+          // the wrong collective (a gather where a reduction belongs).
+          if (isCollectiveOp(op)) {
+            explanation = "operand " + show(v) +
+                          " (a partial sum over mesh axis '" + partialOf[v] +
+                          "': summed over the axis it is a block of a spec "
+                          "value) communicated without being reduced; result";
+            for (Value r : op->getResults())
+              explanation += " " + show(r);
+            return op;
+          }
+          std::string where = "read by '" +
+                              op->getName().getStringRef().str() + "'";
+          if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
+            where += " at " + loc.getFilename().str() + ":" +
+                     std::to_string(loc.getLine());
+          return stranded(v, where);
+        }
+    // A result nothing reads (a weight gradient outside the stage) shows
+    // nothing.
+    if (llvm::all_of(op->getResults(), [&](Value r) {
+          return agrees.lookup(r) || r.use_empty();
+        }))
       continue;
     if (!llvm::all_of(op->getOperands(), [&](Value v) {
           return !out.plan.lookup(rank, v) || agrees.lookup(v);
         }))
       continue;
-    auto show = [&](Value v) {
-      const Tensor<double> *t = out.plan.lookup(rank, v);
-      std::string s = "[";
-      for (size_t i = 0; t && i < t->data.size() && i < 6; ++i)
-        s += (i ? ", " : "") + fmt(t->data[i]);
-      if (t && t->data.size() > 6)
-        s += ", ...";
-      return s + "]";
-    };
     explanation = "operands";
     for (Value v : op->getOperands())
       if (out.plan.lookup(rank, v))
@@ -305,17 +388,12 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
     explanation += " (inputs, or blocks of spec values); result";
     for (Value r : op->getResults())
       explanation += " " + show(r);
-    std::string axis;
-    for (Value r : op->getResults())
-      if (unreduced.count(r))
-        axis = unreduced[r];
-    explanation += axis.empty()
-                       ? " (no block of any spec value)"
-                       : " (a partial sum over mesh axis '" + axis +
-                             "' that reaches no all-reduce: summed over the "
-                             "axis it is a block of a spec value)";
+    explanation += " (no block of any spec value)";
     return op;
   }
+  // The failing lineage names a partial sum as the whole value.
+  if (failing && partialOf.count(failing))
+    return stranded(failing, "the lineage names it as the whole value");
   return nullptr;
 }
 
@@ -331,6 +409,17 @@ std::string missingSpecOps(StageOp stage, const Outcome<double> &out,
     if (!isBlockOf(plan, t))
       continue;
     Operation *def = v.getDefiningOp();
+    // Another result of the op that computes the expected one: the
+    // plan's uses of the op's results are swapped.
+    auto vr = dyn_cast<OpResult>(v);
+    auto er = dyn_cast<OpResult>(expected);
+    if (vr && er && vr.getOwner() == er.getOwner())
+      return "the plan's value is result " +
+             std::to_string(vr.getResultNumber()) + " of '" +
+             def->getName().getStringRef().str() +
+             "', where the spec's is its result " +
+             std::to_string(er.getResultNumber()) +
+             ": the op's results are used in each other's place";
     std::string s = "the plan's value equals the spec's intermediate "
                     "computed by '" +
                     def->getName().getStringRef().str() + "'";
@@ -493,7 +582,12 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
   for (PlanRefAttr ref : group) {
     std::string why;
     if (Operation *first =
-            firstDivergingOp(stage, ref.getRank(), *search, why)) {
+            firstDivergingOp(stage, ref.getRank(), *search,
+                             group.size() == 1
+                                 ? outputValue(stage, ref.getRank(),
+                                               ref.getName())
+                                 : Value(),
+                             why)) {
       located = true;
       if (ref.getRank() == result.rank)
         result.diverging = first;
@@ -520,9 +614,15 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
         search->plan.lookupNamed(group[0].getRank(), group[0].getName());
     if (p && expected) {
       std::string why = missingSpecOps(stage, *search, *p, expected);
-      if (!why.empty())
-        result.details.push_back(
-            why + (search != &out ? " (on random inputs)" : ""));
+      if (search != &out && !why.empty())
+        why += " (on random inputs)";
+      if (StringRef(why).starts_with("the plan's value is result")) {
+        // Swapped results: the op that computes the tensor is the one.
+        result.diverging = def;
+        result.details.push_back("first diverging op: that op (" + why + ")");
+      } else if (!why.empty()) {
+        result.details.push_back(why);
+      }
     }
   }
   // The reduced stage's indices mapped back: the lineage at full size, and
