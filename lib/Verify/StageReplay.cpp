@@ -21,12 +21,12 @@ using namespace mlir::tv;
 using namespace mlir::tv::stagecheck;
 
 namespace {
-
 // Relative: doubles carry 1e-16; reductions in a stage lose a few digits at
 // most. Tight enough to see a changed epsilon or a constant off by 1e-8.
 thread_local double tolerance = 1e-9;
+} // namespace
 
-bool close(double a, double b) {
+bool mlir::tv::stagecheck::closeReal(double a, double b) {
   if (std::isnan(a) || std::isnan(b))
     return false;
   if (std::isinf(a) || std::isinf(b))
@@ -34,19 +34,15 @@ bool close(double a, double b) {
   return std::fabs(a - b) <= tolerance * (1 + std::fabs(a) + std::fabs(b));
 }
 
-} // namespace
-
 bool mlir::tv::stagecheck::closeAs(double a, double b, unsigned bits) {
   if (!bits || !std::isfinite(a) || !std::isfinite(b) ||
       std::fabs(a) >= 0x1p53 || std::fabs(b) >= 0x1p53)
-    return close(a, b);
+    return closeReal(a, b);
   return sym::wrapSigned((int64_t)std::llround(a), bits) ==
          sym::wrapSigned((int64_t)std::llround(b), bits);
 }
 
-namespace {
-
-std::string fmt(double v) {
+std::string mlir::tv::stagecheck::fmt(double v) {
   std::string s;
   llvm::raw_string_ostream os(s);
   // Integers (ids, n-bit data) exactly; other values to six digits.
@@ -56,6 +52,8 @@ std::string fmt(double v) {
     os << llvm::format("%.6g", v);
   return s;
 }
+
+namespace {
 
 /// What the stage's spec does with one of its inputs, so that random values
 /// exercise it: the ids of an embedding or a loss range over the whole
@@ -162,285 +160,6 @@ std::string opDescription(Operation *op, int64_t rank) {
   return s;
 }
 
-/// Whether `t` equals an aligned block of `s` (same rank, each dimension of
-/// `t` dividing that of `s`).
-bool isBlockOf(const Tensor<double> &t, const Tensor<double> &s) {
-  if (t.shape.size() != s.shape.size() || t.data.empty())
-    return false;
-  SmallVector<int64_t> blocks;
-  for (auto [a, b] : llvm::zip(t.shape, s.shape)) {
-    if (a == 0 || a > b || b % a)
-      return false;
-    blocks.push_back(b / a);
-  }
-  SmallVector<int64_t> sStrides = stridesOf(s.shape), at, idx;
-  for (int64_t bi = 0, be = numElements(blocks); bi < be; ++bi) {
-    unravel(bi, blocks, at);
-    bool all = true;
-    for (size_t i = 0; i < t.data.size() && all; ++i) {
-      unravel(i, t.shape, idx);
-      int64_t flat = 0;
-      for (size_t k = 0; k < idx.size(); ++k)
-        flat += (at[k] * t.shape[k] + idx[k]) * sStrides[k];
-      all = close(t.data[i], s.data[flat]);
-    }
-    if (all)
-      return true;
-  }
-  return false;
-}
-
-/// The first op of `rank`'s program whose value departs from the spec. A
-/// value relates to the spec when it is a block of a spec value, or a
-/// partial sum (summed over a mesh axis' group it is one), or a term of a
-/// sum that relates. The op blamed is the first, in program order, that
-/// either reads only related operands and gives a value that does not
-/// relate, or is the last op of a partial sum that reaches a use not
-/// linear in it (or the failing lineage, `failing`, when that names one
-/// plan tensor) without an all-reduce: the reduction is missing after it.
-/// A localization for the report (the lineage failure is the verdict):
-/// null if every op agrees or the stage is too large to search.
-Operation *firstDivergingOp(StageOp stage, int64_t rank,
-                            const Outcome<double> &out, Value failing,
-                            std::string &explanation) {
-  SmallVector<const Tensor<double> *> specValues;
-  SmallVector<Value> specValueOf;
-  for (auto &[key, t] : out.spec.values) {
-    specValues.push_back(&t);
-    specValueOf.push_back(Value::getFromOpaquePointer(key.second));
-  }
-  RankProgramOp prog;
-  for (auto p : stage.getPlan().getBody().front().getOps<RankProgramOp>())
-    if (llvm::is_contained(p.getRanks(), rank))
-      prog = p;
-  if (!prog || specValues.size() > 4096)
-    return nullptr;
-  MeshOp mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
-      stage, stage.getPlan().getMeshAttr());
-  // The first spec value `t` is a block of (-1: none).
-  auto matchOf = [&](const Tensor<double> &t) -> int {
-    for (auto [i, s] : llvm::enumerate(specValues))
-      if (isBlockOf(t, *s))
-        return (int)i;
-    return -1;
-  };
-  auto matches = [&](const Tensor<double> &t) { return matchOf(t) >= 0; };
-
-  SmallVector<Operation *> ops;
-  prog.getBody().walk([&](Operation *op) {
-    if (op->getNumResults() != 0 && !isa<RankProgramOp>(op))
-      ops.push_back(op);
-  });
-  // Agreement of each value: a block of a spec value, or its sum over the
-  // group of a mesh axis (a partial sum).
-  DenseMap<Value, bool> agrees;
-  DenseMap<Value, std::string> partialOf;
-  unsigned budget = 4096;
-  for (Operation *op : ops) {
-    for (Value r : op->getResults()) {
-      const Tensor<double> *t = out.plan.lookup(rank, r);
-      if (!t || budget == 0) {
-        agrees[r] = true;
-        continue;
-      }
-      --budget;
-      int m = matchOf(*t);
-      bool ok = isa<InputOp>(op) || m >= 0;
-      // Result k of an op that is result j != k of the same op in the
-      // spec: the outputs are swapped.
-      if (ok && m >= 0 && op->getNumResults() > 1) {
-        bool same = false, other = false;
-        for (auto [i, s] : llvm::enumerate(specValues)) {
-          auto sr = dyn_cast<OpResult>(specValueOf[i]);
-          if (!sr || sr.getOwner()->getName() != op->getName() ||
-              !isBlockOf(*t, *s))
-            continue;
-          if (sr.getResultNumber() == cast<OpResult>(r).getResultNumber())
-            same = true;
-          else
-            other = true;
-        }
-        if (other && !same)
-          ok = false;
-      }
-      if (!ok && mesh) {
-        for (Attribute axis : mesh.getAxes()) {
-          StringRef name = cast<StringAttr>(axis).getValue();
-          SmallVector<int64_t> group = mesh.getAxisGroup(rank, {name});
-          if (group.size() < 2)
-            continue;
-          Tensor<double> sum = *t;
-          bool all = true, differs = false;
-          for (int64_t other : group) {
-            if (other == rank)
-              continue;
-            const Tensor<double> *o = out.plan.lookup(other, r);
-            if (!o || o->data.size() != sum.data.size()) {
-              all = false;
-              break;
-            }
-            for (size_t i = 0; i < sum.data.size(); ++i) {
-              differs |= !close(o->data[i], t->data[i]);
-              sum.data[i] += o->data[i];
-            }
-          }
-          // Equal on every member, the sum is only a multiple of the value,
-          // not a partial sum.
-          if (all && differs && matches(sum)) {
-            ok = true;
-            partialOf[r] = name.str();
-            break;
-          }
-        }
-      }
-      agrees[r] = ok;
-    }
-  }
-  // A term of a sum that agrees (micro-batch accumulation, a partial before
-  // its reduction) agrees too: propagate back through adds and sums.
-  for (Operation *op : llvm::reverse(ops))
-    for (Value r : op->getResults()) {
-      if (agrees.lookup(r) || r.use_empty())
-        continue;
-      bool term = llvm::all_of(r.getUsers(), [&](Operation *u) {
-        return isa<TagOp>(u) ||
-               (isa<AddOp, AllReduceOp, ReduceScatterOp>(u) &&
-                llvm::all_of(u->getResults(),
-                             [&](Value v) { return agrees.lookup(v); }));
-      });
-      if (term)
-        agrees[r] = true;
-    }
-  // Uses under which a partial sum stays one (or is reduced): a sum or
-  // difference only of partial sums over the same axis.
-  auto keepsPartial = [&](Operation *u) {
-    if (auto ar = dyn_cast<AllReduceOp>(u))
-      return isLinearReduceKind(ar.getKind());
-    if (isa<ReduceScatterOp, ReduceOp, TagOp, OutputOp>(u))
-      return true;
-    if (!symmetry::Folder::linearOfRed(u))
-      return false;
-    std::optional<std::string> axis;
-    for (Value v : u->getOperands()) {
-      auto it = partialOf.find(v);
-      if (it == partialOf.end() || (axis && *axis != it->second))
-        return false;
-      axis = it->second;
-    }
-    return true;
-  };
-  auto show = [&](Value v) {
-    const Tensor<double> *t = out.plan.lookup(rank, v);
-    std::string s = "[";
-    for (size_t i = 0; t && i < t->data.size() && i < 6; ++i)
-      s += (i ? ", " : "") + fmt(t->data[i]);
-    if (t && t->data.size() > 6)
-      s += ", ...";
-    return s + "]";
-  };
-  auto stranded = [&](Value v, StringRef where) {
-    explanation = "result " + show(v) + " (a partial sum over mesh axis '" +
-                  partialOf[v] +
-                  "' that reaches no all-reduce: summed over the axis it is "
-                  "a block of a spec value; " +
-                  where.str() + ")";
-    return v.getDefiningOp();
-  };
-  for (Operation *op : ops) {
-    // A partial sum read by an op not linear in it: the all-reduce is
-    // missing after the op that made it.
-    if (!keepsPartial(op))
-      for (Value v : op->getOperands())
-        if (partialOf.count(v) && v.getDefiningOp() &&
-            v.getDefiningOp()->getBlock() == op->getBlock()) {
-          // Communication that moves a partial sum without reducing it is
-          // the wrong collective (a gather where a reduction belongs).
-          if (isCollectiveOp(op)) {
-            explanation = "operand " + show(v) +
-                          " (a partial sum over mesh axis '" + partialOf[v] +
-                          "': summed over the axis it is a block of a spec "
-                          "value) communicated without being reduced; result";
-            for (Value r : op->getResults())
-              explanation += " " + show(r);
-            return op;
-          }
-          std::string where = "read by '" +
-                              op->getName().getStringRef().str() + "'";
-          if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
-            where += " at " + loc.getFilename().str() + ":" +
-                     std::to_string(loc.getLine());
-          return stranded(v, where);
-        }
-    // A result nothing reads (a weight gradient outside the stage) shows
-    // nothing.
-    if (llvm::all_of(op->getResults(), [&](Value r) {
-          return agrees.lookup(r) || r.use_empty();
-        }))
-      continue;
-    if (!llvm::all_of(op->getOperands(), [&](Value v) {
-          return !out.plan.lookup(rank, v) || agrees.lookup(v);
-        }))
-      continue;
-    explanation = "operands";
-    for (Value v : op->getOperands())
-      if (out.plan.lookup(rank, v))
-        explanation += " " + show(v);
-    explanation += " (inputs, or blocks of spec values); result";
-    for (Value r : op->getResults())
-      explanation += " " + show(r);
-    explanation += " (no block of any spec value)";
-    return op;
-  }
-  // The failing lineage names a partial sum as the whole value.
-  if (failing && partialOf.count(failing))
-    return stranded(failing, "the lineage names it as the whole value");
-  return nullptr;
-}
-
-/// When no plan op diverges: the spec value the failing plan tensor equals
-/// (a block of), if it is not the spec tensor the lineage names; the plan
-/// then lacks the spec's ops after it (a forgotten term, a missing op).
-std::string missingSpecOps(StageOp stage, const Outcome<double> &out,
-                           const Tensor<double> &plan, Value expected) {
-  for (auto &[key, t] : out.spec.values) {
-    Value v = Value::getFromOpaquePointer(key.second);
-    if (v == expected || !v.getDefiningOp() || isa<InputOp>(v.getDefiningOp()))
-      continue;
-    if (!isBlockOf(plan, t))
-      continue;
-    Operation *def = v.getDefiningOp();
-    // Another result of the op that computes the expected one: the
-    // plan's uses of the op's results are swapped.
-    auto vr = dyn_cast<OpResult>(v);
-    auto er = dyn_cast<OpResult>(expected);
-    if (vr && er && vr.getOwner() == er.getOwner())
-      return "the plan's value is result " +
-             std::to_string(vr.getResultNumber()) + " of '" +
-             def->getName().getStringRef().str() +
-             "', where the spec's is its result " +
-             std::to_string(er.getResultNumber()) +
-             ": the op's results are used in each other's place";
-    std::string s = "the plan's value equals the spec's intermediate "
-                    "computed by '" +
-                    def->getName().getStringRef().str() + "'";
-    if (auto loc = dyn_cast<FileLineColLoc>(def->getLoc()))
-      s += " at " + loc.getFilename().str() + ":" +
-           std::to_string(loc.getLine());
-    for (Operation *user : v.getUsers()) {
-      if (isa<OutputOp>(user))
-        continue;
-      s += ", which the spec goes on to use in '" +
-           user->getName().getStringRef().str() + "'";
-      if (auto loc = dyn_cast<FileLineColLoc>(user->getLoc()))
-        s += " at " + loc.getFilename().str() + ":" +
-             std::to_string(loc.getLine());
-      break;
-    }
-    return s + ": the plan lacks an op of the spec";
-  }
-  return "";
-}
-
 } // namespace
 
 bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
@@ -475,7 +194,7 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
     return false;
   }
   for (auto &[x, y] : b.extra)
-    if (!close(x, y)) {
+    if (!closeReal(x, y)) {
       // The assignment violates an assumption (a plan tensor assumed equal
       // to two spec slices): it shows nothing either way.
       if (rng && assignment.empty()) {
@@ -559,9 +278,9 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
     bool assumptionsHold = true;
     if (succeeded(runStage(cd, stage, schedule, gb, generic))) {
       for (auto &[x, y] : gb.extra)
-        assumptionsHold &= close(x, y);
+        assumptionsHold &= closeReal(x, y);
       if (assumptionsHold && bad < generic.pairs.size() &&
-          !close(generic.pairs[bad].first, generic.pairs[bad].second))
+          !closeReal(generic.pairs[bad].first, generic.pairs[bad].second))
         search = &generic;
     }
   }
@@ -744,7 +463,7 @@ static Agreement agreement(const ExactValue &a, const ExactValue &b) {
   if (a.pure && b.pure && a.kind != ExactValue::Undef &&
       b.kind != ExactValue::Undef)
     return Agreement::None; // two different exact values
-  if (std::isnan(a.d) || std::isnan(b.d) || close(a.d, b.d))
+  if (std::isnan(a.d) || std::isnan(b.d) || closeReal(a.d, b.d))
     return Agreement::Approximate;
   return Agreement::None;
 }

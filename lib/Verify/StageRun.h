@@ -300,9 +300,15 @@ inline unsigned integerBitsOf(StageOp stage, StringRef name) {
   return bits;
 }
 
+/// Whether two concrete values agree as reals, within the replay's
+/// relative tolerance.
+bool closeReal(double a, double b);
 /// Whether two concrete values agree as elements of a tensor of `bits`-bit
-/// integers (modulo 2^bits) or, for bits = 0, as reals (`close`).
+/// integers (modulo 2^bits) or, for bits = 0, as reals (`closeReal`).
 bool closeAs(double a, double b, unsigned bits);
+/// A value for a report: integers exactly, other values to six digits.
+std::string fmt(double v);
+
 
 template <typename V> struct Outcome {
   RunState<V> spec, plan;
@@ -383,6 +389,19 @@ LogicalResult runStage(D &d, StageOp stage, const PlanSchedule &schedule,
 bool replay(StageOp stage, const PlanSchedule &schedule,
             const std::vector<double> &assignment, std::mt19937_64 *rng,
             StageResult &result, bool smallIntegers = false);
+
+// StageBlame.cpp: where a counterexample's plan departs from the spec.
+/// Whether `t` is one block of `s` (the same rank, dimensions dividing).
+bool isBlockOf(const Tensor<double> &t, const Tensor<double> &s);
+/// The op the counterexample blames on `rank` (docs/guide.md §4.2), with
+/// why in `explanation`; null when every op relates.
+Operation *firstDivergingOp(StageOp stage, int64_t rank,
+                            const Outcome<double> &out, Value failing,
+                            std::string &explanation);
+/// When no op is blamed: what the failing plan value is instead (another
+/// result of the spec's op, or a spec intermediate the plan stops at).
+std::string missingSpecOps(StageOp stage, const Outcome<double> &out,
+                           const Tensor<double> &plan, Value expected);
 
 } // namespace mlir::tv::stagecheck
 
