@@ -14,15 +14,15 @@ using namespace mlir::tv;
 
 namespace mlir::tv::stagecheck {
 
-/// Whether `t` equals an aligned block of `s` (same rank, each dimension of
-/// `t` dividing that of `s`).
-bool isBlockOf(const Tensor<double> &t, const Tensor<double> &s) {
+/// The offsets of the aligned block of `s` that `t` equals, if any.
+static std::optional<SmallVector<int64_t>>
+blockOffsets(const Tensor<double> &t, const Tensor<double> &s) {
   if (t.shape.size() != s.shape.size() || t.data.empty())
-    return false;
+    return std::nullopt;
   SmallVector<int64_t> blocks;
   for (auto [a, b] : llvm::zip(t.shape, s.shape)) {
     if (a == 0 || a > b || b % a)
-      return false;
+      return std::nullopt;
     blocks.push_back(b / a);
   }
   SmallVector<int64_t> sStrides = stridesOf(s.shape), at, idx;
@@ -36,10 +36,18 @@ bool isBlockOf(const Tensor<double> &t, const Tensor<double> &s) {
         flat += (at[k] * t.shape[k] + idx[k]) * sStrides[k];
       all = closeReal(t.data[i], s.data[flat]);
     }
-    if (all)
-      return true;
+    if (all) {
+      SmallVector<int64_t> offsets;
+      for (size_t k = 0; k < at.size(); ++k)
+        offsets.push_back(at[k] * t.shape[k]);
+      return offsets;
+    }
   }
-  return false;
+  return std::nullopt;
+}
+
+bool isBlockOf(const Tensor<double> &t, const Tensor<double> &s) {
+  return blockOffsets(t, s).has_value();
 }
 
 /// The first op of `rank`'s program whose value departs from the spec. A
@@ -69,12 +77,68 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
     return nullptr;
   MeshOp mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
       stage, stage.getPlan().getMeshAttr());
-  // The first spec value `t` is a block of (-1: none).
-  auto matchOf = [&](const Tensor<double> &t) -> int {
+  // The first spec value `t` is a block of (-1: none), and where.
+  struct Box {
+    int spec = -1;
+    SmallVector<int64_t> offsets;
+  };
+  DenseMap<Value, Box> boxOf;
+  auto boxFor = [&](const Tensor<double> &t) {
+    Box b;
     for (auto [i, s] : llvm::enumerate(specValues))
-      if (isBlockOf(t, *s))
-        return (int)i;
-    return -1;
+      if (auto o = blockOffsets(t, *s)) {
+        b.spec = (int)i;
+        b.offsets = *o;
+        break;
+      }
+    return b;
+  };
+  auto matchOf = [&](const Tensor<double> &t) -> int {
+    return boxFor(t).spec;
+  };
+  // A contraction over part of its extent (one micro-batch's rows of a
+  // weight gradient): its operands are blocks that cover a summed loop only
+  // in part, and along every loop their blocks start at the same place.
+  // Its result is then a term of the spec's sum, which relates; operands
+  // from different rows (a micro-batch reading another's activation) do
+  // not.
+  auto consistentPartialContraction = [&](Operation *op, unsigned result) {
+    auto so = dyn_cast<StructuredOpInterface>(op);
+    if (!so || op->getNumOperands() < 2)
+      return false;
+    OpStructure st = so.getStructure(result);
+    if (st.operands.size() != op->getNumOperands())
+      return false;
+    bool partial = false;
+    SmallVector<std::optional<std::pair<int64_t, int64_t>>> at(
+        st.loops.size()); // per loop: (spec size, offset)
+    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+      auto it = boxOf.find(v);
+      if (it == boxOf.end() || it->second.spec < 0)
+        return false;
+      const Tensor<double> &spec = *specValues[it->second.spec];
+      const Tensor<double> *t = out.plan.lookup(rank, v);
+      if (!t)
+        return false;
+      if (!st.isRead(i))
+        continue;
+      for (auto [d, e] : llvm::enumerate(st.operands[i].getResults())) {
+        auto dim = dyn_cast<AffineDimExpr>(e);
+        if (!dim || d >= spec.shape.size())
+          continue;
+        unsigned l = dim.getPosition();
+        int64_t full = spec.shape[d], off = it->second.offsets[d];
+        if ((st.loops[l] == LoopKind::Contraction ||
+             st.loops[l] == LoopKind::Accumulation) &&
+            t->shape[d] < full)
+          partial = true;
+        if (at[l] && at[l]->first == full && at[l]->second != off)
+          return false;
+        if (!at[l])
+          at[l] = std::make_pair(full, off);
+      }
+    }
+    return partial;
   };
   auto matches = [&](const Tensor<double> &t) { return matchOf(t) >= 0; };
 
@@ -96,7 +160,9 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
         continue;
       }
       --budget;
-      int m = matchOf(*t);
+      Box box = boxFor(*t);
+      boxOf[r] = box;
+      int m = box.spec;
       bool ok = isa<InputOp>(op) || m >= 0;
       // Result k of an op that is result j != k of the same op in the
       // spec: the outputs are swapped.
@@ -145,6 +211,9 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
           }
         }
       }
+      if (!ok && consistentPartialContraction(
+                     op, cast<OpResult>(r).getResultNumber()))
+        ok = true;
       agrees[r] = ok;
     }
   }
