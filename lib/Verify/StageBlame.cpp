@@ -14,9 +14,8 @@ using namespace mlir::tv;
 
 namespace mlir::tv::stagecheck {
 
-/// The offsets of the aligned block of `s` that `t` equals, if any.
-static std::optional<SmallVector<int64_t>>
-blockOffsets(const Tensor<double> &t, const Tensor<double> &s) {
+std::optional<SmallVector<int64_t>>
+blockOffsetsOf(const Tensor<double> &t, const Tensor<double> &s) {
   if (t.shape.size() != s.shape.size() || t.data.empty())
     return std::nullopt;
   SmallVector<int64_t> blocks;
@@ -47,7 +46,7 @@ blockOffsets(const Tensor<double> &t, const Tensor<double> &s) {
 }
 
 bool isBlockOf(const Tensor<double> &t, const Tensor<double> &s) {
-  return blockOffsets(t, s).has_value();
+  return blockOffsetsOf(t, s).has_value();
 }
 
 /// The first op of `rank`'s program whose value departs from the spec. A
@@ -86,7 +85,7 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
   auto boxFor = [&](const Tensor<double> &t) {
     Box b;
     for (auto [i, s] : llvm::enumerate(specValues))
-      if (auto o = blockOffsets(t, *s)) {
+      if (auto o = blockOffsetsOf(t, *s)) {
         b.spec = (int)i;
         b.offsets = *o;
         break;

@@ -331,7 +331,24 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
         expected = o.getValue();
     const Tensor<double> *p =
         search->plan.lookupNamed(group[0].getRank(), group[0].getName());
-    if (p && expected) {
+    const Tensor<double> *specT = search->spec.lookupNamed(-1, l.getSpec());
+    std::optional<SmallVector<int64_t>> at =
+        p && specT ? blockOffsetsOf(*p, *specT) : std::nullopt;
+    if (at && ArrayRef<int64_t>(*at) != l.getLower()) {
+      // The right tensor, the wrong block: another micro-batch's or rank's
+      // rows (a swapped receive, a wrong offset).
+      std::string got = "[";
+      for (auto [k, o] : llvm::enumerate(*at))
+        got += (k ? ", " : "") + std::to_string(o) + ":" +
+               std::to_string(o + p->shape[k]);
+      std::string why = "the plan's value is the block " + got + "] of '" +
+                        l.getSpec().str() + "', where the lineage expects " +
+                        boxStr(l) + ": the right tensor from the wrong place";
+      if (search != &out)
+        why += ", on random inputs";
+      result.diverging = def;
+      result.details.push_back("first diverging op: that op (" + why + ")");
+    } else if (p && expected) {
       std::string why = missingSpecOps(stage, *search, *p, expected);
       if (search != &out && !why.empty())
         why += " (on random inputs)";

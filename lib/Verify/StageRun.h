@@ -393,6 +393,9 @@ bool replay(StageOp stage, const PlanSchedule &schedule,
 // StageBlame.cpp: where a counterexample's plan departs from the spec.
 /// Whether `t` is one block of `s` (the same rank, dimensions dividing).
 bool isBlockOf(const Tensor<double> &t, const Tensor<double> &s);
+/// The offsets of the aligned block of `s` that `t` equals, if any.
+std::optional<SmallVector<int64_t>>
+blockOffsetsOf(const Tensor<double> &t, const Tensor<double> &s);
 /// The op the counterexample blames on `rank` (docs/guide.md §4.2), with
 /// why in `explanation`; null when every op relates.
 Operation *firstDivergingOp(StageOp stage, int64_t rank,
