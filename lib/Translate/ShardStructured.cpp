@@ -255,9 +255,8 @@ LogicalResult Emitter::structured(Operation *op, ArrayRef<Value> ins,
     bool min = isa<arith::MinimumFOp, arith::MinNumFOp>(combiner);
     // An associative integer operation (andi ... minui): tv.int_reduce.
     std::optional<tvir::IntFn> intFn = intFnOf(combiner);
-    if (intFn && (*intFn == tvir::IntFn::shli || *intFn == tvir::IntFn::shrsi ||
-                  *intFn == tvir::IntFn::shrui))
-      intFn.reset();
+    if (intFn && !::mlir::tv::sym::isAcIntFn(tvir::intFnOf(*intFn)))
+      intFn.reset(); // a shift does not reduce
     Value term = combiner->getOperand(0) == acc ? combiner->getOperand(1)
                                                 : combiner->getOperand(0);
     auto it = vals.find(term);
