@@ -26,35 +26,12 @@ struct InterpretPass : public tv::impl::TVInterpretBase<InterpretPass> {
 };
 } // namespace
 
-/// The elements of every tensor that running `root` (a stage, or a spec and
-/// a plan) holds: each op result and block argument once per rank that runs
-/// it (a tv.rank_program's ranks each run its ops), saturating.
-static uint64_t tensorElements(Operation *root) {
-  uint64_t total = 0;
-  root->walk([&](Operation *op) {
-    uint64_t copies = 1;
-    if (auto prog = op->getParentOfType<RankProgramOp>())
-      copies = std::max<uint64_t>(1, prog.getRanks().size());
-    auto add = [&](Type t) {
-      if (auto tt = dyn_cast<RankedTensorType>(t))
-        total = satAdd(total, satMul(copies, satElements(tt.getShape())));
-    };
-    for (Type t : op->getResultTypes())
-      add(t);
-    for (Region &r : op->getRegions())
-      for (Block &b : r)
-        for (BlockArgument a : b.getArguments())
-          add(a.getType());
-  });
-  return total;
-}
-
 /// Refuses up front, before anything is allocated, a run whose tensors do
 /// not fit the memory budget (--max-memory-mb): `what` names the stage or
 /// the whole program.
 static LogicalResult checkInterpretMemory(Operation *root, Location loc,
                                           StringRef what, bool exact) {
-  uint64_t elements = tensorElements(root);
+  uint64_t elements = programElements(root);
   uint64_t perElement = exact ? sizeof(ExactValue) : sizeof(double);
   uint64_t need = satMul(elements, perElement);
   if (!exceedsMemoryBudget(need))

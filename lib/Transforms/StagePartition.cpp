@@ -21,6 +21,7 @@
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
 #include <map>
 #include <set>
 
@@ -121,6 +122,9 @@ public:
   Partitioner(ModuleOp module, int64_t sourceElements)
       : sourceElements(sourceElements), module(module) {}
   LogicalResult run();
+  /// After a failed run: inferred lineages on a cycle of stages, reported
+  /// here instead of as an error; the pass drops them and cuts again.
+  std::vector<std::string> inferredOnCycle;
 
 private:
   /// Keeps the whole program in a tv.source when it is small enough.
@@ -829,9 +833,13 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
           map.map(r, in);
     }
     // The recomputed tensors the plan side assumes parts of, by name.
-    for (auto &[name, v] : d.recomputed)
-      if (d.assumedSpecs.count(name))
-        TagOp::create(sb, v.getLoc(), name, map.lookupOrDefault(v));
+    // (Not when the stage takes it as its input of that name already.)
+    for (auto &[name, v] : d.recomputed) {
+      Value value = map.lookupOrDefault(v);
+      auto in = value.getDefiningOp<InputOp>();
+      if (d.assumedSpecs.count(name) && !(in && in.getName() == name))
+        TagOp::create(sb, v.getLoc(), name, value);
+    }
     OutputOp::create(sb, loc, d.target, map.lookupOrDefault(d.specValue));
   }
 
@@ -954,6 +962,16 @@ LogicalResult Partitioner::run() {
       return success();
     path.push_back(drafts[i].target);
     if (state[i] == 1) {
+      if (auto inferred = module->getAttrOfType<ArrayAttr>(kInferredAttrName)) {
+        auto first = llvm::find(path, drafts[i].target);
+        for (auto it = first; it != path.end(); ++it)
+          if (llvm::any_of(inferred, [&](Attribute a) {
+                return cast<StringAttr>(a).getValue() == *it;
+              }))
+            inferredOnCycle.push_back(*it);
+        if (!inferredOnCycle.empty())
+          return failure();
+      }
       InFlightDiagnostic diag = drafts[i].specValue.getDefiningOp()->emitError()
                                 << "stages are not well founded: lineage cycle";
       for (const std::string &n : path)
@@ -1001,6 +1019,10 @@ LogicalResult Partitioner::run() {
 void Partitioner::keepSource() {
   if (sourceElements <= 0)
     return;
+  // A module with inferred cuts keeps its source whatever its size:
+  // --tv-verify cuts it again without an inferred lineage that does not
+  // prove (decision 97).
+  bool inferred = module->hasAttr(kInferredAttrName);
   int64_t elements = 0;
   auto count = [&](Operation *root, int64_t copies) {
     root->walk([&](Operation *op) {
@@ -1011,12 +1033,14 @@ void Partitioner::keepSource() {
                                        : WalkResult::advance();
     });
   };
-  count(spec, 1);
-  for (auto prog : plan.getBody().front().getOps<RankProgramOp>())
-    if (elements <= sourceElements)
-      count(prog, (int64_t)prog.getRanks().size());
-  if (elements > sourceElements)
-    return;
+  if (!inferred) {
+    count(spec, 1);
+    for (auto prog : plan.getBody().front().getOps<RankProgramOp>())
+      if (elements <= sourceElements)
+        count(prog, (int64_t)prog.getRanks().size());
+    if (elements > sourceElements)
+      return;
+  }
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   auto source = SourceOp::create(b, module.getLoc());
   Block *body = new Block();
@@ -1034,9 +1058,31 @@ struct StagePartitionPass
   using TVStagePartitionBase::TVStagePartitionBase;
   void runOnOperation() override {
     PhaseTimer timer(getOperation(), "partition");
-    Partitioner p(getOperation(), sourceElements);
-    if (failed(p.run()))
-      signalPassFailure();
+    ModuleOp module = getOperation();
+    // Inferred lineages on a cycle of stages are hypotheses that cannot all
+    // be cuts: they go, and the program is cut again (decision 97).
+    while (true) {
+      Partitioner p(module, sourceElements);
+      if (succeeded(p.run()))
+        return;
+      if (p.inferredOnCycle.empty())
+        return signalPassFailure();
+      for (StageOp s : llvm::make_early_inc_range(module.getOps<StageOp>()))
+        s.erase();
+      llvm::StringSet<> drop;
+      for (const std::string &n : p.inferredOnCycle)
+        drop.insert(n);
+      for (auto l : llvm::make_early_inc_range(module.getOps<LineageOp>()))
+        if (drop.contains(l.getLineage().getSpec().getValue()))
+          l.erase();
+      SmallVector<Attribute> kept;
+      for (Attribute a :
+           module->getAttrOfType<ArrayAttr>(kInferredAttrName))
+        if (!drop.contains(cast<StringAttr>(a).getValue()))
+          kept.push_back(a);
+      module->setAttr(kInferredAttrName,
+                      ArrayAttr::get(module.getContext(), kept));
+    }
   }
 };
 } // namespace

@@ -1,6 +1,7 @@
 //===- Utils.cpp - helpers shared by the tv passes ------------------------===//
 #include "TrainVerify/Transforms/Utils.h"
 #include "TrainVerify/Transforms/RunStatus.h"
+#include "TrainVerify/Dialect/InputLimits.h"
 
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
@@ -123,4 +124,24 @@ PhaseTimer::~PhaseTimer() {
 
 double mlir::tv::phaseSeconds(Operation *op, StringRef phase) {
   return clockOf(op).seconds(phase);
+}
+
+uint64_t mlir::tv::programElements(Operation *root) {
+  uint64_t total = 0;
+  root->walk([&](Operation *op) {
+    uint64_t copies = 1;
+    if (auto prog = op->getParentOfType<RankProgramOp>())
+      copies = std::max<uint64_t>(1, prog.getRanks().size());
+    auto add = [&](Type t) {
+      if (auto tt = dyn_cast<RankedTensorType>(t))
+        total = satAdd(total, satMul(copies, satElements(tt.getShape())));
+    };
+    for (Type t : op->getResultTypes())
+      add(t);
+    for (Region &r : op->getRegions())
+      for (Block &b : r)
+        for (BlockArgument a : b.getArguments())
+          add(a.getType());
+  });
+  return total;
 }

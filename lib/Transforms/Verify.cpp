@@ -5,6 +5,7 @@
 #include "TrainVerify/Transforms/Utils.h"
 #include "TrainVerify/Verify/StageVerifier.h"
 
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -32,6 +33,9 @@ struct VerifyPass : public tv::impl::TVVerifyBase<VerifyPass> {
                   size_t failed, size_t unknown, size_t byNorm,
                   size_t bySolver, size_t memoHits, double verifySecs);
   void extract(StageOp stage, const StageResult &result);
+  std::optional<LogicalResult>
+  recutWithoutFailedInferences(ModuleOp module, MutableArrayRef<StageOp> stages,
+                               std::vector<std::optional<StageResult>> &results);
   /// Each stage that is not proven: name, outcome, location, message.
   llvm::json::Array failing;
   /// The distinct stages that took longest to verify (name, seconds).
@@ -205,6 +209,18 @@ static void confirmOnWholeProgram(
   }
   if (cex.empty())
     return;
+  // A source kept for inferred cuts (whatever its size) is replayed only
+  // within the size a source is otherwise kept at.
+  constexpr uint64_t kReplayElements = 4000000;
+  if (source && programElements(source.getStage()) > kReplayElements) {
+    for (size_t i : cex)
+      results[i]->details.push_back(
+          "not replayed on the whole program: it is larger than " +
+          std::to_string(kReplayElements) +
+          " elements; --tv-interpret on the unpartitioned module confirms "
+          "it");
+    return;
+  }
   if (!source) {
     for (size_t i : cex)
       results[i]->details.push_back(
@@ -258,6 +274,94 @@ static void confirmOnWholeProgram(
                  " seeds): the assumed tensors are related through values "
                  "outside the stage, and the stage does not see it";
   }
+}
+
+/// When a stage that guarantees an inferred lineage is not proven: cuts the
+/// kept whole program (tv.source) again without those lineages, verifies it
+/// with this pass' options, and puts its stages in place of `module`'s.
+/// Nothing (std::nullopt) when every inferred lineage was proven. Each round
+/// drops at least one inferred lineage, so the rounds end (decision 97).
+std::optional<LogicalResult> VerifyPass::recutWithoutFailedInferences(
+    ModuleOp module, MutableArrayRef<StageOp> stages,
+    std::vector<std::optional<StageResult>> &results) {
+  auto inferred = module->getAttrOfType<ArrayAttr>(kInferredAttrName);
+  if (!inferred)
+    return std::nullopt;
+  llvm::StringSet<> hypotheses;
+  for (Attribute a : inferred)
+    hypotheses.insert(cast<StringAttr>(a).getValue());
+  std::set<std::string> drop;
+  std::string which;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    if (results[i]->outcome == StageResult::Proven)
+      continue;
+    for (Attribute a : stages[i].getGuarantees()) {
+      StringRef name = cast<LineageAttr>(a).getSpec().getValue();
+      if (hypotheses.contains(name) && drop.insert(name.str()).second)
+        which += (which.empty() ? "'" : ", '") + name.str() + "' (" +
+                 std::string(toString(results[i]->outcome)) + " in stage @" +
+                 stages[i].getSymName().str() + ")";
+    }
+  }
+  if (drop.empty())
+    return std::nullopt;
+  SourceOp source;
+  for (auto s : module.getOps<SourceOp>())
+    source = s;
+  if (!source) {
+    module.emitError() << "inferred lineage(s) " << which
+                       << " did not prove, and the module keeps no tv.source "
+                          "to cut again (run --tv-stage-partition after "
+                          "--tv-infer-lineage)";
+    return failure();
+  }
+  if (!verifyAttemptOnly())
+    llvm::errs() << "tv-verify: inferred lineage(s) " << which
+                 << " not proven: cutting the program again without them\n";
+  MLIRContext *ctx = module.getContext();
+  OwningOpRef<ModuleOp> again = ModuleOp::create(module.getLoc());
+  SmallVector<Attribute> kept;
+  for (Attribute a : inferred)
+    if (!drop.count(cast<StringAttr>(a).str()))
+      kept.push_back(a);
+  for (NamedAttribute a : module->getAttrs())
+    if (a.getName() != kInferredAttrName)
+      (*again)->setAttr(a.getName(), a.getValue());
+  if (!kept.empty())
+    (*again)->setAttr(kInferredAttrName, ArrayAttr::get(ctx, kept));
+  OpBuilder b = OpBuilder::atBlockEnd(again->getBody());
+  StageOp whole = source.getStage();
+  for (auto mesh : source.getBody().front().getOps<MeshOp>())
+    b.clone(*mesh);
+  b.clone(*whole.getSpec());
+  b.clone(*whole.getPlan());
+  for (ArrayAttr list : {whole.getAssumes(), whole.getGuarantees()})
+    for (Attribute a : list) {
+      auto l = cast<LineageAttr>(a);
+      if (drop.count(l.getSpec().str()))
+        continue;
+      auto op = LineageOp::create(b, source.getLoc(), l);
+      if (hypotheses.contains(l.getSpec().getValue()))
+        op->setAttr("inferred", b.getUnitAttr());
+    }
+  PassManager pm(ctx, ModuleOp::getOperationName());
+  pm.addPass(createTVStagePartition());
+  pm.addPass(createTVShapeReduce());
+  TVVerifyOptions options;
+  options.threads = threads;
+  options.stageTimeoutMs = stageTimeoutMs;
+  options.stageMemoryMb = stageMemoryMb;
+  options.statsFile = statsFile;
+  options.smtlibDir = smtlibDir;
+  options.extractDir = extractDir;
+  options.dropStages = dropStages;
+  pm.addPass(createTVVerify(options));
+  LogicalResult result = pm.run(*again);
+  // The module now holds what was verified.
+  module.getBody()->clear();
+  module.getBody()->getOperations().splice(
+      module.getBody()->end(), again->getBody()->getOperations());
+  return result;
 }
 
 void VerifyPass::runOnOperation() {
@@ -384,6 +488,16 @@ void VerifyPass::runOnOperation() {
                                &getChildAnalysis<StageSchedule>(stages[i]));
     }
   }
+
+  // A stage that fails under a cut --tv-infer-lineage inferred says nothing
+  // about the plan: the cut goes, and the program is cut again without it.
+  if (onlyStage.empty())
+    if (std::optional<LogicalResult> again = recutWithoutFailedInferences(
+            module, stages, results)) {
+      if (failed(*again))
+        signalPassFailure();
+      return;
+    }
 
   confirmOnWholeProgram(module, stages, results);
 

@@ -500,8 +500,10 @@ static Agreement guaranteeAgreement(const ExactValue &spec,
 
 /// Runs `stage` in the exact interpreter on inputs from `rng`; an empty
 /// string on success, else why nothing was checked.
-static std::string runExact(StageOp stage, const PlanSchedule &schedule,
-                            std::mt19937_64 &rng, Outcome<ExactValue> &out) {
+std::string mlir::tv::stagecheck::runExact(StageOp stage,
+                                          const PlanSchedule &schedule,
+                                          std::mt19937_64 &rng,
+                                          Outcome<ExactValue> &out) {
   ExactDomain ed;
   llvm::StringMap<InputDomain> domains = inputDomains(stage);
   Bindings<ExactDomain> b{ed,

@@ -390,6 +390,12 @@ bool replay(StageOp stage, const PlanSchedule &schedule,
             const std::vector<double> &assignment, std::mt19937_64 *rng,
             StageResult &result, bool smallIntegers = false);
 
+/// Runs `stage` in the exact interpreter (residues modulo 2^61-1) on
+/// inputs drawn from `rng`; an empty string on success, else why nothing
+/// was checked.
+std::string runExact(StageOp stage, const PlanSchedule &schedule,
+                     std::mt19937_64 &rng, Outcome<ExactValue> &out);
+
 // StageBlame.cpp: where a counterexample's plan departs from the spec.
 /// Whether `t` is one block of `s` (the same rank, dimensions dividing).
 bool isBlockOf(const Tensor<double> &t, const Tensor<double> &s);

@@ -211,6 +211,57 @@ def TVInterpret : Pass<"tv-interpret", "::mlir::ModuleOp"> {
   ];
 }
 
+def TVInferLineage : Pass<"tv-infer-lineage", "::mlir::ModuleOp"> {
+  let summary = "Infers lineages of intermediate tensors as stage cuts";
+  let dependentDialects = ["::mlir::tv::TVDialect"];
+  let description = [{
+    Runs spec and plan once in the exact interpreter on random program
+    inputs (drawn through the lineages of the spec's inputs) and relates
+    every plan value to the spec's computed values: an aligned block of a
+    spec tensor, or a sum over one mesh axis' group of such blocks (a partial
+    sum), each up to a constant factor; several ranks holding the same block
+    are replicas. For every spec tensor whose blocks tile it, the pass tags
+    the spec and plan values (reusing their names) and adds `tv.lineage`
+    statements marked `inferred`; the module lists their spec tensors in
+    `tv.inferred`.
+
+    An inferred lineage is a hypothesis: `--tv-stage-partition` cuts at it,
+    and `--tv-verify` keeps the cut only if the stage that guarantees it is
+    proven. A stage that fails under an inferred cut is verified again
+    without the cut; an inferred lineage is never a counterexample and never
+    part of the theorem (docs/soundness.md, decision 97). Spec tensors that
+    carry a given lineage and plan tensors named in one are left as they are.
+
+    With `drop-intermediate`, the given lineages of intermediate tensors
+    (neither spec inputs nor spec outputs) are removed first: what a plan
+    with lineages on its inputs and outputs only would give.
+  }];
+  let options = [
+    Option<"seed", "seed", "unsigned", "1", "Random seed of the inputs">,
+    Option<"dropIntermediate", "drop-intermediate", "bool", "false",
+           "Remove the given lineages of intermediate spec tensors first">,
+  ];
+}
+
+def TVSuggestLineage : Pass<"tv-suggest-lineage", "::mlir::ModuleOp"> {
+  let summary = "Writes the lineages tv infers as text to paste";
+  let dependentDialects = ["::mlir::tv::TVDialect"];
+  let description = [{
+    Infers relations as `--tv-infer-lineage` does and writes them as
+    `tv.lineage` statements, each preceded by the `tv.tag` lines it needs
+    (with the op they follow and its location). The module gets the tags,
+    not the lineages: pasting a lineage makes it part of the theorem, so a
+    user reviews it first.
+  }];
+  let options = [
+    Option<"seed", "seed", "unsigned", "1", "Random seed of the inputs">,
+    Option<"output", "output", "std::string", "\"-\"",
+           "File for the suggestions (- for standard error)">,
+    Option<"dropIntermediate", "drop-intermediate", "bool", "false",
+           "Remove the given lineages of intermediate spec tensors first">,
+  ];
+}
+
 def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
   let summary = "Injects one of the known bug classes into a correct plan (testing)";
   // Every tv pass reads tv ops and the dialect's phase clock, also on a

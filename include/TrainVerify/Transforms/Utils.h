@@ -22,6 +22,15 @@ bool specHasCotangents(ModuleOp module);
 LogicalResult ssaCanonicalize(ModuleOp module);
 constexpr llvm::StringLiteral kCanonicalAttrName = "tv.canonical";
 
+/// The elements of every tensor that running `root` (a stage, or a spec and
+/// a plan) holds: each op result and block argument once per rank that runs
+/// it (a tv.rank_program's ranks each run its ops), saturating.
+uint64_t programElements(Operation *root);
+
+/// The module attribute listing the spec tensors whose lineages
+/// --tv-infer-lineage inferred: hypotheses, cut only while proven.
+constexpr llvm::StringLiteral kInferredAttrName = "tv.inferred";
+
 /// The tools' arguments with `--mlir-print-op-on-diagnostic=false` added
 /// unless the user chose: a verifier's diagnostic names its ops and values,
 /// and printing the whole enclosing op after it only buries the message.
