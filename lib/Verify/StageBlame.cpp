@@ -202,8 +202,12 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
             }
           }
           // Equal on every member, the sum is only a multiple of the value,
-          // not a partial sum.
-          if (all && differs && matches(sum)) {
+          // not a partial sum. A per-rank mean averaged over the group (a
+          // loss averaged per data-parallel rank) is one too.
+          Tensor<double> mean = sum;
+          for (double &x : mean.data)
+            x /= (double)group.size();
+          if (all && differs && (matches(sum) || matches(mean))) {
             ok = true;
             partialOf[r] = name.str();
             break;

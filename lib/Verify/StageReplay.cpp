@@ -298,6 +298,57 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
     if (key.first == result.rank)
       result.planValues[key.second] = text(t);
   bool located = false;
+  // A received value that departs was computed by the sender, and a
+  // collective whose operand here agrees got the departure from another
+  // member: the search goes on in that rank's program, through at most a
+  // few hops. The receive or collective stays blamed when the other
+  // programs agree up to it (the right tensor sent from the wrong place,
+  // the wrong collective).
+  auto upstream = [&](Operation *first, int64_t &rank,
+                      std::string &why) -> Operation * {
+    std::string path;
+    MeshOp mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+        stage, stage.getPlan().getMeshAttr());
+    for (int hop = 0; hop < 8 && first; ++hop) {
+      // The ranks the value came from: a receive's sender, or the other
+      // members of a collective (whose own operand here agrees).
+      SmallVector<int64_t> from;
+      if (isa<RecvOp>(first)) {
+        for (const PlanStep &step : schedule.steps)
+          if (step.kind == PlanStep::P2P && step.op == first &&
+              step.rank == rank && step.sendOp)
+            from.push_back(step.peer);
+      } else if (isCollectiveOp(first) && mesh) {
+        SmallVector<StringRef> axes;
+        if (auto list = first->getAttrOfType<ArrayAttr>("axes"))
+          for (Attribute a : list)
+            axes.push_back(cast<StringAttr>(a).getValue());
+        if (!axes.empty())
+          for (int64_t r : mesh.getAxisGroup(rank, axes))
+            if (r != rank)
+              from.push_back(r);
+      }
+      Operation *there = nullptr;
+      int64_t at = rank;
+      std::string thereWhy;
+      for (int64_t r : from) {
+        std::string w;
+        Operation *op = firstDivergingOp(stage, r, *search, Value(), w);
+        // The same collective on another member: nothing before it there.
+        if (op && op != first) {
+          there = op, at = r, thereWhy = w;
+          break;
+        }
+      }
+      if (!there)
+        break;
+      path += (path.empty() ? "" : ", ") + opDescription(first, rank);
+      first = there;
+      rank = at;
+      why = thereWhy + "; reached through " + path;
+    }
+    return first;
+  };
   for (PlanRefAttr ref : group) {
     std::string why;
     if (Operation *first =
@@ -308,15 +359,16 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
                                  : Value(),
                              why)) {
       located = true;
+      int64_t rank = ref.getRank();
+      first = upstream(first, rank, why);
       if (ref.getRank() == result.rank)
         result.diverging = first;
       if (search != &out)
         why += ", on random inputs";
       if (first != def) {
         result.details.push_back(
-            "first diverging op: " + opDescription(first, ref.getRank()) +
-            ": " + why);
-        if (std::string sent = senderOf(first, ref.getRank()); !sent.empty())
+            "first diverging op: " + opDescription(first, rank) + ": " + why);
+        if (std::string sent = senderOf(first, rank); !sent.empty())
           result.details.push_back(sent);
       } else {
         result.details.push_back("first diverging op: that op (" + why + ")");
