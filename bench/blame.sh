@@ -3,15 +3,17 @@
 # into a generated tiny Llama (dp2 tp2 pp2, 2 micro-batches), verified, and
 # the op the counterexample blames ("first diverging op") set beside the op
 # the injection edited (the op carrying `injected_bug`, by its location).
-# Prints one row per class and a count; appends nothing (copy the table
-# into bench/RESULTS.md with the date and the commit).
+# GATHER_LOGITS= (empty) keeps the vocabulary-parallel loss instead of
+# gathering the logits. Prints one row per class and a count; appends
+# nothing (copy the table into bench/RESULTS.md with the date and the
+# commit).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="$root/build/bin"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$bin/tv-translate" --import-model-config "$root/examples/models/tiny-llama.json" \
-  --parallel "dp=2 tp=2 pp=2 mb=2" --traced-norm --gather-logits -o "$tmp/g.mlir"
+  --parallel "dp=2 tp=2 pp=2 mb=2" --traced-norm ${GATHER_LOGITS---gather-logits} -o "$tmp/g.mlir"
 classes=$("$bin/tv-opt" "$tmp/g.mlir" --tv-inject-bug="bug=?" -o /dev/null 2>&1 |
           sed -n 's/.*the classes are //p' | tr -d ',')
 at=0; total=0

@@ -9,6 +9,9 @@
 #include "StageRun.h"
 #include "TrainVerify/Semantics/Semantics.h"
 
+#include <cmath>
+#include <deque>
+
 using namespace mlir;
 using namespace mlir::tv;
 
@@ -49,6 +52,83 @@ bool isBlockOf(const Tensor<double> &t, const Tensor<double> &s) {
   return blockOffsetsOf(t, s).has_value();
 }
 
+/// `t` without its dimensions of size one.
+static Tensor<double> squeezed(const Tensor<double> &t) {
+  Tensor<double> out;
+  for (int64_t d : t.shape)
+    if (d != 1)
+      out.shape.push_back(d);
+  out.data = t.data;
+  return out;
+}
+
+/// The values a fused spec op computes on its way (issue 34: a plan that
+/// spells the op out relates to them). For the softmax cross-entropy
+/// gradient of logits L [n, v] (its cotangent g): the row maximum, the
+/// shifted logits, their exponentials, the row sums, the softmax, g / n and
+/// both terms of the result, each in the shapes a plan holds them in
+/// (reduced [n, 1], broadcast [n, v]); and the row maxima over every
+/// column block of a width dividing v (a vocabulary shard's local maximum).
+static void fusedInsides(StageOp stage, const Outcome<double> &out,
+                         std::deque<Tensor<double>> &derived) {
+  stage.getSpec().walk([&](CrossEntropyGradOp op) {
+    const Tensor<double> *l = out.spec.lookup(-1, op.getLogits());
+    const Tensor<double> *lab = out.spec.lookup(-1, op.getLabels());
+    const Tensor<double> *g = out.spec.lookup(-1, op.getGrad());
+    if (!l || !lab || !g || l->shape.size() != 2 || g->data.empty())
+      return;
+    int64_t n = l->shape[0], v = l->shape[1];
+    if (n * v > (int64_t(1) << 20))
+      return;
+    auto make = [&](int64_t cols) {
+      Tensor<double> t;
+      t.shape = {n, cols};
+      t.data.assign(n * cols, 0.0);
+      return &derived.emplace_back(std::move(t));
+    };
+    Tensor<double> *m = make(1), *bm = make(v), *z = make(v), *e = make(v),
+                   *sum = make(1), *bs = make(v), *p = make(v),
+                   *gn = make(1), *bg = make(v), *pg = make(v), *og = make(v);
+    double scale = g->data[0] / (double)n;
+    for (int64_t i = 0; i < n; ++i) {
+      double mx = -INFINITY;
+      for (int64_t j = 0; j < v; ++j)
+        mx = std::max(mx, l->data[i * v + j]);
+      m->data[i] = mx;
+      double total = 0;
+      for (int64_t j = 0; j < v; ++j) {
+        int64_t k = i * v + j;
+        bm->data[k] = mx;
+        z->data[k] = l->data[k] - mx;
+        e->data[k] = std::exp(z->data[k]);
+        total += e->data[k];
+      }
+      sum->data[i] = total;
+      gn->data[i] = scale;
+      for (int64_t j = 0; j < v; ++j) {
+        int64_t k = i * v + j;
+        bs->data[k] = total;
+        p->data[k] = e->data[k] / total;
+        bg->data[k] = scale;
+        pg->data[k] = p->data[k] * scale;
+        og->data[k] = (int64_t)lab->data[i] == j ? scale : 0.0;
+      }
+    }
+    for (int64_t w = 1; w < v && v / w <= 64; ++w) {
+      if (v % w)
+        continue;
+      Tensor<double> *blocks = make(v / w);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t b = 0; b < v / w; ++b) {
+          double mx = -INFINITY;
+          for (int64_t j = b * w; j < (b + 1) * w; ++j)
+            mx = std::max(mx, l->data[i * v + j]);
+          blocks->data[i * (v / w) + b] = mx;
+        }
+    }
+  });
+}
+
 /// The first op of `rank`'s program whose value departs from the spec. A
 /// value relates to the spec when it is a block of a spec value, or a
 /// partial sum (summed over a mesh axis' group it is one), or a term of a
@@ -67,6 +147,12 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
   for (auto &[key, t] : out.spec.values) {
     specValues.push_back(&t);
     specValueOf.push_back(Value::getFromOpaquePointer(key.second));
+  }
+  std::deque<Tensor<double>> derived;
+  fusedInsides(stage, out, derived);
+  for (const Tensor<double> &t : derived) {
+    specValues.push_back(&t);
+    specValueOf.push_back(Value());
   }
   RankProgramOp prog;
   for (auto p : stage.getPlan().getBody().front().getOps<RankProgramOp>())
@@ -88,7 +174,16 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
       if (auto o = blockOffsetsOf(t, *s)) {
         b.spec = (int)i;
         b.offsets = *o;
-        break;
+        return b;
+      }
+    // The same block with its dimensions of one dropped (a row maximum
+    // kept as [n, 1] or reshaped to [n]); no offsets then.
+    Tensor<double> st = squeezed(t);
+    for (auto [i, s] : llvm::enumerate(specValues))
+      if (s->shape.size() != t.shape.size() &&
+          blockOffsetsOf(st, squeezed(*s))) {
+        b.spec = (int)i;
+        return b;
       }
     return b;
   };
@@ -116,6 +211,8 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
       if (it == boxOf.end() || it->second.spec < 0)
         return false;
       const Tensor<double> &spec = *specValues[it->second.spec];
+      if (it->second.offsets.size() != spec.shape.size())
+        return false;
       const Tensor<double> *t = out.plan.lookup(rank, v);
       if (!t)
         return false;
@@ -146,10 +243,46 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
     if (op->getNumResults() != 0 && !isa<RankProgramOp>(op))
       ops.push_back(op);
   });
+  // The same value on another rank: in a shared program the same SSA
+  // value; else the op at the same place of that rank's program, if it is
+  // the same op (an edited rank runs a program of its own).
+  DenseMap<Operation *, std::pair<Operation *, size_t>> placeOf;
+  DenseMap<int64_t, SmallVector<Operation *>> opsOfRank;
+  auto counterpart = [&](Value v, int64_t other) -> const Tensor<double> * {
+    if (const Tensor<double> *t = out.plan.lookup(other, v))
+      return t;
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return nullptr;
+    if (placeOf.empty())
+      for (auto p : stage.getPlan().getBody().front().getOps<RankProgramOp>()) {
+        size_t i = 0;
+        for (Operation &o : p.getBody().front())
+          placeOf[&o] = {p, i++};
+      }
+    auto it = opsOfRank.find(other);
+    if (it == opsOfRank.end()) {
+      SmallVector<Operation *> list;
+      for (auto p : stage.getPlan().getBody().front().getOps<RankProgramOp>())
+        if (llvm::is_contained(p.getRanks(), other))
+          for (Operation &o : p.getBody().front())
+            list.push_back(&o);
+      it = opsOfRank.try_emplace(other, std::move(list)).first;
+    }
+    size_t at = placeOf.lookup(def).second;
+    if (at >= it->second.size())
+      return nullptr;
+    Operation *o = it->second[at];
+    if (o->getName() != def->getName() ||
+        o->getResultTypes() != def->getResultTypes())
+      return nullptr;
+    return out.plan.lookup(other,
+                           o->getResult(cast<OpResult>(v).getResultNumber()));
+  };
   // Agreement of each value: a block of a spec value, or its sum over the
   // group of a mesh axis (a partial sum).
   DenseMap<Value, bool> agrees;
-  DenseMap<Value, std::string> partialOf;
+  DenseMap<Value, std::string> partialOf, partialMaxOf;
   unsigned budget = 4096;
   for (Operation *op : ops) {
     for (Value r : op->getResults()) {
@@ -168,7 +301,7 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
       if (ok && m >= 0 && op->getNumResults() > 1) {
         bool same = false, other = false;
         for (auto [i, s] : llvm::enumerate(specValues)) {
-          auto sr = dyn_cast<OpResult>(specValueOf[i]);
+          auto sr = dyn_cast_if_present<OpResult>(specValueOf[i]);
           if (!sr || sr.getOwner()->getName() != op->getName() ||
               !isBlockOf(*t, *s))
             continue;
@@ -214,6 +347,43 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
           }
         }
       }
+      // A shard-local maximum: a max reduction whose maximum over a mesh
+      // axis' group is a block of a spec value while the ranks' values
+      // differ; a copy or reshape of one is one.
+      if (isa<CopyOp, ReshapeOp>(op) && partialMaxOf.count(op->getOperand(0)))
+        partialMaxOf[r] = partialMaxOf[op->getOperand(0)];
+      else if (isa<MaxOp>(op) && mesh && t->data.size() <= 4096 &&
+               agrees.lookup(op->getOperand(0)) &&
+               !partialOf.count(op->getOperand(0)) &&
+               // Complete where it is (a head-sharded attention's row
+               // maximum is a block of the spec's): not a local one.
+               !(box.spec >= 0 && specValueOf[box.spec]))
+        // Innermost axis first: the vocabulary-parallel (tensor) axis is the
+        // fastest-varying one in every framework's rank order, and a folded
+        // outer axis can show equal members.
+        for (Attribute axis : llvm::reverse(mesh.getAxes())) {
+          StringRef name = cast<StringAttr>(axis).getValue();
+          SmallVector<int64_t> group = mesh.getAxisGroup(rank, {name});
+          if (group.size() < 2)
+            continue;
+          Tensor<double> mx = *t;
+          bool all = true, differs = false;
+          for (int64_t other : group) {
+            const Tensor<double> *o = other == rank ? t : counterpart(r, other);
+            if (!o || o->data.size() != mx.data.size()) {
+              all = false;
+              break;
+            }
+            for (size_t i = 0; i < mx.data.size(); ++i) {
+              differs |= !closeReal(o->data[i], t->data[i]);
+              mx.data[i] = std::max(mx.data[i], o->data[i]);
+            }
+          }
+          if (all && differs && matches(mx)) {
+            partialMaxOf[r] = name.str();
+            break;
+          }
+        }
       if (!ok && consistentPartialContraction(
                      op, cast<OpResult>(r).getResultNumber()))
         ok = true;
@@ -233,6 +403,28 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
                              [&](Value v) { return agrees.lookup(v); }));
       });
       if (term)
+        agrees[r] = true;
+    }
+  // A value whose every reader gives values that relate is right for all
+  // the stage can tell (a factor on the way: the loss gradient's share
+  // 1/(dp·mb) before the per-token mean relates): a bug there would show
+  // in a reader. Readers first, so a chain of such values is kept.
+  for (Operation *op : llvm::reverse(ops))
+    for (Value r : op->getResults()) {
+      if (agrees.lookup(r) || r.use_empty())
+        continue;
+      bool seen = false, all = true;
+      for (Operation *u : r.getUsers()) {
+        if (isa<TagOp, OutputOp>(u))
+          continue;
+        for (Value v : u->getResults()) {
+          if (!out.plan.lookup(rank, v))
+            continue;
+          seen = true;
+          all &= agrees.lookup(v);
+        }
+      }
+      if (seen && all)
         agrees[r] = true;
     }
   // Uses under which a partial sum stays one (or is reduced): a sum or
@@ -294,6 +486,26 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
             where += " at " + loc.getFilename().str() + ":" +
                      std::to_string(loc.getLine());
           return stranded(v, where);
+        }
+    // A shard-local maximum read by anything but a max all-reduce or a
+    // copy of it: the max all-reduce is missing after its chain.
+    auto keepsMax = [](Operation *u) {
+      if (auto ar = dyn_cast<AllReduceOp>(u))
+        return ar.getKind() == ReduceKind::max;
+      return isa<TagOp, OutputOp, CopyOp, ReshapeOp>(u);
+    };
+    if (!keepsMax(op))
+      for (Value v : op->getOperands())
+        if (partialMaxOf.count(v) && !partialOf.count(v) &&
+            v.getDefiningOp() &&
+            v.getDefiningOp()->getBlock() == op->getBlock()) {
+          explanation = "result " + show(v) +
+                        " (a shard-local maximum over mesh axis '" +
+                        partialMaxOf[v] +
+                        "' that reaches no max all-reduce: its maximum over "
+                        "the axis is a block of a spec value; read by '" +
+                        op->getName().getStringRef().str() + "')";
+          return v.getDefiningOp();
         }
     // A result nothing reads (a weight gradient outside the stage) shows
     // nothing.
