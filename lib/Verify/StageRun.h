@@ -37,7 +37,9 @@ struct SolverOutcome {
 /// timeout and its interrupt are not honoured everywhere (a non-linear
 /// query ran minutes past both inside Z3_solver_check), and a child that is
 /// killed always ends the stage, as unknown. A crash of Z3 is unknown too.
-SolverOutcome solveIsolated(unsigned ms,
+/// The child may allocate `memoryBytes` beyond what it shares with the
+/// parent (0: no bound).
+SolverOutcome solveIsolated(unsigned ms, uint64_t memoryBytes,
                             llvm::function_ref<SolverOutcome()> solve);
 
 inline std::string indexStr(ArrayRef<int64_t> idx) {

@@ -3,7 +3,8 @@
 // The solver loop of a stage runs in a forked child that sends its outcome
 // (verdict, reason, model) back through a pipe as text: a query that runs
 // past Z3's own timeout is killed, and a crash of Z3 ends only the child;
-// either leaves the stage unknown.
+// either leaves the stage unknown, and so does running out of the memory
+// the child is given (the stage's budget).
 //
 //===----------------------------------------------------------------------===//
 #include "StageRun.h"
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,8 +60,36 @@ std::optional<SolverOutcome> deserialize(const std::string &text) {
 
 } // namespace
 
+/// The child's address space: what it shares with the parent at the fork
+/// plus `bytes` of its own (Z3's allocations fail beyond it, and the child
+/// ends: unknown, not the machine out of memory).
+static void limitChildMemory(uint64_t bytes) {
+  if (!bytes)
+    return;
+  uint64_t pages = 0;
+  if (FILE *f = fopen("/proc/self/statm", "r")) {
+    unsigned long long size = 0;
+    if (fscanf(f, "%llu", &size) == 1)
+      pages = size;
+    fclose(f);
+  }
+  uint64_t limit = pages * (uint64_t)sysconf(_SC_PAGESIZE) + bytes;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 &&
+      (rl.rlim_max == RLIM_INFINITY || limit < rl.rlim_max)) {
+    rl.rlim_cur = limit;
+    setrlimit(RLIMIT_AS, &rl);
+  }
+  // Z3's own bound answers unknown ("max. memory exceeded") before the
+  // limit makes an allocation fail.
+  z3::set_param("memory_max_size",
+                std::to_string(std::max<uint64_t>(64, (bytes >> 20) * 9 / 10))
+                    .c_str());
+}
+
 SolverOutcome mlir::tv::stagecheck::solveIsolated(
-    unsigned ms, llvm::function_ref<SolverOutcome()> solve) {
+    unsigned ms, uint64_t memoryBytes,
+    llvm::function_ref<SolverOutcome()> solve) {
 #if defined(__SANITIZE_ADDRESS__)
   // GCC 12's AddressSanitizer runtime is not fork-safe while another
   // verification thread allocates: the child could wait forever on the
@@ -80,6 +110,7 @@ SolverOutcome mlir::tv::stagecheck::solveIsolated(
   }
   if (pid == 0) {
     close(fds[0]);
+    limitChildMemory(memoryBytes);
     std::string msg = serialize(solve());
     for (size_t off = 0; off < msg.size();) {
       ssize_t w = write(fds[1], msg.data() + off, msg.size() - off);

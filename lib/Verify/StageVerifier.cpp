@@ -322,7 +322,7 @@ StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options,
              std::chrono::duration_cast<std::chrono::milliseconds>(
                  std::chrono::steady_clock::now() - stageStart)
                  .count());
-  SolverOutcome solved = solveIsolated(left, [&] {
+  SolverOutcome solved = solveIsolated(left, options.maxTermBytes, [&] {
     SolverOutcome o;
     try {
       z3::context ctx;

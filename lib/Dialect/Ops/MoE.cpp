@@ -139,6 +139,12 @@ LogicalResult MoEGmmGradOp::verify() {
 
 /// Router of token i: its scores over the experts, the selected experts
 /// and their scores.
+/// A grouped expert matmul over symbolic routing builds terms per token
+/// and expert: the stage's budget is checked as it goes, not only after the
+/// op (the 8-rank MoE plan's expert gradients grew past 13 GB in one op).
+static constexpr const char *kPastBudget =
+    "symbolic execution exceeds the stage's memory or time budget";
+
 template <typename D> struct Route {
   SmallVector<typename D::V> scores, index, picked;
 };
@@ -430,6 +436,8 @@ template <typename D> static EvalStatus evaluate(MoEGmmOp o, Evaluator<D> &ev) {
   T res = ev.make(ev.result());
   for (int64_t i = 0; i < t; ++i)
     for (int64_t l = 0; l < n; ++l) {
+      if (d.overBudget())
+        return std::string(kPastBudget);
       V coef = d.zero();
       for (int64_t j = 0; j < k; ++j)
         coef = d.add(coef, d.mul(expertIs(ev, idx.data[i * k + j],
@@ -463,6 +471,8 @@ static EvalStatus evaluate(MoEGmmGradOp o, Evaluator<D> &ev) {
     dw3 = ev.make(w3.shape), dw2 = ev.make(w2.shape);
   for (int64_t i = 0; i < t; ++i)
     for (int64_t l = 0; l < n; ++l) {
+      if (d.overBudget())
+        return std::string(kPastBudget);
       SmallVector<V> m(k);
       V coef = d.zero();
       for (int64_t j = 0; j < k; ++j) {
