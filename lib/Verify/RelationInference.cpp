@@ -142,18 +142,26 @@ mlir::tv::inferRelations(SpecOp spec, PlanOp plan,
   }
   // A large program runs at the sizes shape reduction gives the whole
   // program (its structure kept); boxes are mapped back to full sizes.
+  // Elements over all ranks (each result once per rank that runs it).
+  auto countElements = [&] {
+    uint64_t total = 0;
+    stage.walk([&](Operation *op) {
+      uint64_t copies = 1;
+      if (auto prog = op->getParentOfType<RankProgramOp>())
+        copies = std::max<uint64_t>(1, prog.getRanks().size());
+      for (Type t : op->getResultTypes())
+        if (auto rt = dyn_cast<RankedTensorType>(t))
+          total = satAdd(total, satMul(copies, satElements(rt.getShape())));
+    });
+    return total;
+  };
   DenseMap<Value, RankedTensorType> fullType;
-  uint64_t elements = 0;
   stage.walk([&](Operation *op) {
-    uint64_t copies = 1;
-    if (auto prog = op->getParentOfType<RankProgramOp>())
-      copies = std::max<uint64_t>(1, prog.getRanks().size());
     for (Value v : op->getResults())
-      if (auto t = dyn_cast<RankedTensorType>(v.getType())) {
+      if (auto t = dyn_cast<RankedTensorType>(v.getType()))
         fullType[v] = t;
-        elements = satAdd(elements, satMul(copies, satElements(t.getShape())));
-      }
   });
+  uint64_t elements = countElements();
   bool reduced = false;
   if (elements > options.reduceAbove) {
     ScopedDiagnosticHandler quiet(spec.getContext(), [&](Diagnostic &d) {
@@ -167,16 +175,7 @@ mlir::tv::inferRelations(SpecOp spec, PlanOp plan,
       return failure();
     }
     reduced = true;
-    elements = 0;
-    stage.walk([&](Operation *op) {
-      uint64_t copies = 1;
-      if (auto prog = op->getParentOfType<RankProgramOp>())
-        copies = std::max<uint64_t>(1, prog.getRanks().size());
-      for (Type t : op->getResultTypes())
-        if (auto rt = dyn_cast<RankedTensorType>(t))
-          elements =
-              satAdd(elements, satMul(copies, satElements(rt.getShape())));
-    });
+    elements = countElements();
   }
   if (exceedsMemoryBudget(satMul(elements, sizeof(EV)))) {
     why = "the program's " + std::to_string(elements) +

@@ -279,6 +279,29 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
     return out.plan.lookup(other,
                            o->getResult(cast<OpResult>(v).getResultNumber()));
   };
+  // `t` (the value `r` on this rank) combined elementwise with the same
+  // value on the other ranks of `group` (found by place in an edited
+  // rank's program when `byPlace`); `differs` when some rank's value is
+  // not this one's. Nothing when a rank lacks it.
+  auto acrossGroup = [&](Value r, const Tensor<double> &t,
+                         ArrayRef<int64_t> group, bool byPlace, bool &differs,
+                         llvm::function_ref<double(double, double)> combine)
+      -> std::optional<Tensor<double>> {
+    Tensor<double> acc = t;
+    for (int64_t other : group) {
+      if (other == rank)
+        continue;
+      const Tensor<double> *o =
+          byPlace ? counterpart(r, other) : out.plan.lookup(other, r);
+      if (!o || o->data.size() != acc.data.size())
+        return std::nullopt;
+      for (size_t i = 0; i < acc.data.size(); ++i) {
+        differs |= !closeReal(o->data[i], t.data[i]);
+        acc.data[i] = combine(acc.data[i], o->data[i]);
+      }
+    }
+    return acc;
+  };
   // Agreement of each value: a block of a spec value, or its sum over the
   // group of a mesh axis (a partial sum).
   DenseMap<Value, bool> agrees;
@@ -319,21 +342,12 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
           SmallVector<int64_t> group = mesh.getAxisGroup(rank, {name});
           if (group.size() < 2)
             continue;
-          Tensor<double> sum = *t;
-          bool all = true, differs = false;
-          for (int64_t other : group) {
-            if (other == rank)
-              continue;
-            const Tensor<double> *o = out.plan.lookup(other, r);
-            if (!o || o->data.size() != sum.data.size()) {
-              all = false;
-              break;
-            }
-            for (size_t i = 0; i < sum.data.size(); ++i) {
-              differs |= !closeReal(o->data[i], t->data[i]);
-              sum.data[i] += o->data[i];
-            }
-          }
+          bool differs = false;
+          std::optional<Tensor<double>> folded = acrossGroup(
+              r, *t, group, /*byPlace=*/false, differs,
+              [](double a, double b) { return a + b; });
+          bool all = folded.has_value();
+          Tensor<double> sum = all ? *folded : *t;
           // Equal on every member, the sum is only a multiple of the value,
           // not a partial sum. A per-rank mean averaged over the group (a
           // loss averaged per data-parallel rank) is one too.
@@ -366,20 +380,11 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
           SmallVector<int64_t> group = mesh.getAxisGroup(rank, {name});
           if (group.size() < 2)
             continue;
-          Tensor<double> mx = *t;
-          bool all = true, differs = false;
-          for (int64_t other : group) {
-            const Tensor<double> *o = other == rank ? t : counterpart(r, other);
-            if (!o || o->data.size() != mx.data.size()) {
-              all = false;
-              break;
-            }
-            for (size_t i = 0; i < mx.data.size(); ++i) {
-              differs |= !closeReal(o->data[i], t->data[i]);
-              mx.data[i] = std::max(mx.data[i], o->data[i]);
-            }
-          }
-          if (all && differs && matches(mx)) {
+          bool differs = false;
+          std::optional<Tensor<double>> mx = acrossGroup(
+              r, *t, group, /*byPlace=*/true, differs,
+              [](double a, double b) { return std::max(a, b); });
+          if (mx && differs && matches(*mx)) {
             partialMaxOf[r] = name.str();
             break;
           }

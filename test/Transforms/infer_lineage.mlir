@@ -55,3 +55,8 @@
 // PEER: warning: no lineage inferred: plan deadlocks
 // PEER-NOT: tv-verdict: proven
 // PEER: tv-verdict:
+
+// An output file that cannot be written is an error, before anything is
+// printed.
+// RUN: not tv-opt %examples/tp_mlp.mlir --tv-suggest-lineage="output=%t.no/such/dir/s.txt" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOFILE
+// NOFILE: error: cannot write '{{.*}}s.txt'
