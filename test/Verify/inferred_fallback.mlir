@@ -17,6 +17,13 @@
 // CLAIM: error: stage @stage0_h: counterexample
 // CLAIM: tv-verdict: wrong
 
+// Without the kept whole program (partition told to keep none) nothing can
+// be cut again: an error, never "proven".
+// RUN: not tv-opt %s --tv-stage-partition=source-elements=0 --tv-shape-reduce --tv-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOSOURCE
+// NOSOURCE: error: inferred lineage(s) 'h' (counterexample in stage @stage0_h) did not prove, and the module keeps no tv.source to cut again
+// NOSOURCE-NOT: proven
+// NOSOURCE: tv-verdict: input-error
+
 module attributes {tv.inferred = ["h"]} {
   tv.mesh @mesh axes ["tp"] sizes [2]
   tv.spec @spec {
