@@ -129,6 +129,42 @@ static void fusedInsides(StageOp stage, const Outcome<double> &out,
   });
 }
 
+/// An op of `op`'s kind in the spec reads, where `op` reads a spec value
+/// S, an op's result computed from S: the plan lacks that op between them
+/// (an op made an identity, such as an exponent or a factor of one, is
+/// folded away before verification, so it is not there to blame). Empty
+/// when no spec op of the kind reads such a value.
+static std::string skippedSpecOp(StageOp stage, Operation *op,
+                                 llvm::function_ref<Value(Value)> specOf) {
+  std::string note;
+  stage.getSpec().walk([&](Operation *so) {
+    if (!note.empty() || so->getName() != op->getName() ||
+        so->getNumOperands() != op->getNumOperands())
+      return;
+    for (auto [pv, sv] : llvm::zip(op->getOperands(), so->getOperands())) {
+      Value s = specOf(pv);
+      Operation *between = sv.getDefiningOp();
+      if (!s || s == sv || !between || !llvm::is_contained(
+                                            between->getOperands(), s))
+        continue;
+      auto at = [](Operation *o) {
+        auto loc = dyn_cast<FileLineColLoc>(o->getLoc());
+        return loc ? " at " + loc.getFilename().str() + ":" +
+                         std::to_string(loc.getLine())
+                   : std::string();
+      };
+      note = "; the spec's '" + so->getName().getStringRef().str() + "'" +
+             at(so) + " reads the result of '" +
+             between->getName().getStringRef().str() + "'" + at(between) +
+             " where the plan's reads that op's operand: the plan lacks "
+             "the op, or has it as an identity folded away before "
+             "verification (an exponent or a factor of one)";
+      return;
+    }
+  });
+  return note;
+}
+
 /// The first op of `rank`'s program whose value departs from the spec. A
 /// value relates to the spec when it is a block of a spec value, or a
 /// partial sum (summed over a mesh axis' group it is one), or a term of a
@@ -530,6 +566,12 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
     for (Value r : op->getResults())
       explanation += " " + show(r);
     explanation += " (no block of any spec value)";
+    explanation += skippedSpecOp(stage, op, [&](Value v) -> Value {
+      auto it = boxOf.find(v);
+      return it == boxOf.end() || it->second.spec < 0
+                 ? Value()
+                 : specValueOf[it->second.spec];
+    });
     return op;
   }
   // The failing lineage names a partial sum as the whole value.
