@@ -69,5 +69,12 @@ void mlir::tv::writeStageDot(StageOp stage, const StageResult &result,
     if (llvm::is_contained(prog.getRanks(), result.rank))
       cluster("plan", "plan, rank " + std::to_string(result.rank),
               prog.getBody().front(), result.planValues);
+  // The blamed op in another rank's program (the sender of a received
+  // value, a member of a collective): that program too, without values.
+  if (result.diverging)
+    if (auto prog = result.diverging->getParentOfType<RankProgramOp>();
+        prog && !llvm::is_contained(prog.getRanks(), result.rank))
+      cluster("blamed", "plan, rank " + std::to_string(prog.getRanks().front()),
+              prog.getBody().front(), {});
   os << "}\n";
 }

@@ -399,7 +399,33 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
       if (search != &out)
         why += ", on random inputs";
       result.diverging = def;
-      result.details.push_back("first diverging op: that op (" + why + ")");
+      // A send of one micro-batch whose value another micro-batch's op
+      // computed: the sender sent the wrong tensor (issue 34: for a
+      // send/recv pair, name the sender). A receive matched to the wrong
+      // send stays blamed itself.
+      Operation *send = nullptr;
+      int64_t peer = 0;
+      if (isa_and_nonnull<RecvOp>(def))
+        for (const PlanStep &step : schedule.steps)
+          if (step.kind == PlanStep::P2P && step.op == def &&
+              step.rank == group[0].getRank() && step.sendOp)
+            send = step.sendOp, peer = step.peer;
+      Operation *producer =
+          send ? send->getOperand(0).getDefiningOp() : nullptr;
+      auto mbOf = [](Operation *o) {
+        auto a = o ? o->getAttrOfType<IntegerAttr>("mb") : IntegerAttr();
+        return a ? std::optional<int64_t>(a.getInt()) : std::nullopt;
+      };
+      if (mbOf(send) && mbOf(producer) && *mbOf(send) != *mbOf(producer)) {
+        result.diverging = send;
+        result.details.push_back(
+            "first diverging op: " + opDescription(send, peer) +
+            ": it sends the value of micro-batch " +
+            std::to_string(*mbOf(producer)) + " computed by " +
+            opDescription(producer, peer) + " (" + why + ")");
+      } else {
+        result.details.push_back("first diverging op: that op (" + why + ")");
+      }
     } else if (p && expected) {
       std::string why = missingSpecOps(stage, *search, *p, expected);
       if (search != &out && !why.empty())
