@@ -434,17 +434,38 @@ void ShapeProgram::fixUnalignedReshapes() {
     }
   }
   // Another split of the same merged dimension cuts it at its own row
-  // lengths ([6, 2] -> [12] -> [3, 4]: a row of 4 holds two of 2).
+  // lengths ([6, 2] -> [12] -> [3, 4]: a row of 4 holds two of 2). A row
+  // length is no cut for a split whose rows below some level are the same
+  // dimensions' (its own rows; the spec's [1024, 128] tokens and a rank's
+  // [256, 128]): tied equal, those rows stay the same rows at every size.
+  struct Row {
+    int64_t length;
+    std::vector<DimKey> dims; // the split's dimensions below the row
+  };
+  std::map<DimKey, std::vector<Row>> rows;
   for (auto &[why, split, comp] : merges) {
     int64_t inner = 1;
     for (size_t i = split.size(); i-- > 1;) {
       inner *= orig(split[i]);
-      positions[comp].push_back(inner);
+      rows[comp].push_back(
+          {inner, std::vector<DimKey>(split.begin() + i, split.end())});
     }
   }
   std::vector<Constraint> added;
   for (auto &[why, split, comp] : merges) {
     SmallVector<int64_t> pos(positions[comp]);
+    for (const Row &row : rows[comp]) {
+      size_t below = row.dims.size();
+      bool same = below < split.size();
+      for (size_t k = 0; same && k < below; ++k)
+        same = orig(row.dims[k]) == orig(split[split.size() - below + k]);
+      if (!same) {
+        pos.push_back(row.length);
+        continue;
+      }
+      for (size_t k = 0; k < below; ++k)
+        equalKeys(why, row.dims[k], split[split.size() - below + k]);
+    }
     llvm::sort(pos);
     pos.erase(std::unique(pos.begin(), pos.end()), pos.end());
     // inner[i]: the product of the split dimensions after i.

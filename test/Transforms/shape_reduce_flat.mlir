@@ -4,7 +4,7 @@
 // element) and reduces the columns by a ratio that keeps the cut on a
 // block boundary (6 -> 2: start 3 -> 1).
 // RUN: tv-opt %s --split-input-file --tv-stage-partition --tv-shape-reduce="fold=false" | FileCheck %s
-// RUN: tv-opt %s --split-input-file --tv-stage-partition --tv-shape-reduce --tv-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=PROVEN
+// RUN: not tv-opt %s --split-input-file --tv-stage-partition --tv-shape-reduce --tv-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=PROVEN
 // CHECK-LABEL: tv.stage @stage0_z
 // CHECK:       tv.input "w" : tensor<4x2xf32>
 // CHECK-NEXT:  tv.reshape %{{.*}} : tensor<4x2xf32> -> tensor<8xf32>
@@ -119,3 +119,65 @@ tv.plan @plan mesh @mesh micro_batches 1 {
 }
 tv.lineage #tv.lineage<"w"[0:2, 0:4, 0:3] = ["w":0] | ["w":1]>
 tv.lineage #tv.lineage<"z"[0:6] = ["z":0] | ["z":1]>
+
+// -----
+
+// Tokens flattened as frameworks do ([batch, seq, h] -> [batch*seq, h]),
+// the spec's batch of 8 and each data-parallel rank's 4: both splits have
+// the same rows (seq), tied equal, so a row length is no cut and the batch
+// reduces with the sequence (it used to keep every batch row: the row
+// length 4 read as a cut after batch row 1).
+// CHECK-LABEL: tv.stage @stage0_y
+// CHECK:       tv.input "x" : tensor<4x2x2xf32>
+// CHECK-NEXT:  tv.reshape %{{.*}} : tensor<4x2x2xf32> -> tensor<8x2xf32>
+// CHECK:       tv.input "x" : tensor<2x2x2xf32>
+// CHECK-NEXT:  tv.reshape %{{.*}} : tensor<2x2x2xf32> -> tensor<4x2xf32>
+// PROVEN: tv-verify: proven
+tv.mesh @mesh axes ["dp"] sizes [2]
+tv.spec @spec {
+  %x = tv.input "x" : tensor<8x4x6xf32>
+  %f = tv.reshape %x : tensor<8x4x6xf32> -> tensor<32x6xf32>
+  %y = tv.scale %f, 2.0 : tensor<32x6xf32>
+  tv.output "y", %y : tensor<32x6xf32>
+}
+tv.plan @plan mesh @mesh micro_batches 1 {
+  tv.rank_program [0, 1] {
+    %x = tv.input "x" : tensor<4x4x6xf32>
+    %f = tv.reshape %x : tensor<4x4x6xf32> -> tensor<16x6xf32>
+    %y = tv.add %f, %f : tensor<16x6xf32>, tensor<16x6xf32> -> tensor<16x6xf32>
+    tv.output "y", %y : tensor<16x6xf32>
+  }
+}
+tv.lineage #tv.lineage<"x"[0:4, 0:4, 0:6] = ["x":0]>
+tv.lineage #tv.lineage<"x"[4:8, 0:4, 0:6] = ["x":1]>
+tv.lineage #tv.lineage<"y"[0:16, 0:6] = ["y":0]>
+tv.lineage #tv.lineage<"y"[16:32, 0:6] = ["y":1]>
+
+// -----
+
+// The same with a wrong plan (the last case: the run exits non-zero): rank 1 flattens its tokens in the other order
+// (sequence-major), which a reduced batch still tells apart.
+// PROVEN: counterexample
+tv.mesh @mesh axes ["dp"] sizes [2]
+tv.spec @spec {
+  %x = tv.input "x" : tensor<8x4x6xf32>
+  %f = tv.reshape %x : tensor<8x4x6xf32> -> tensor<32x6xf32>
+  tv.output "y", %f : tensor<32x6xf32>
+}
+tv.plan @plan mesh @mesh micro_batches 1 {
+  tv.rank_program [0] {
+    %x = tv.input "x" : tensor<4x4x6xf32>
+    %f = tv.reshape %x : tensor<4x4x6xf32> -> tensor<16x6xf32>
+    tv.output "y", %f : tensor<16x6xf32>
+  }
+  tv.rank_program [1] {
+    %x = tv.input "x" : tensor<4x4x6xf32>
+    %t = tv.transpose %x perm [1, 0, 2] : tensor<4x4x6xf32> -> tensor<4x4x6xf32>
+    %f = tv.reshape %t : tensor<4x4x6xf32> -> tensor<16x6xf32>
+    tv.output "y", %f : tensor<16x6xf32>
+  }
+}
+tv.lineage #tv.lineage<"x"[0:4, 0:4, 0:6] = ["x":0]>
+tv.lineage #tv.lineage<"x"[4:8, 0:4, 0:6] = ["x":1]>
+tv.lineage #tv.lineage<"y"[0:16, 0:6] = ["y":0]>
+tv.lineage #tv.lineage<"y"[16:32, 0:6] = ["y":1]>
