@@ -4,8 +4,8 @@
 # (--tv-infer-lineage=drop-intermediate), side by side in one run, through
 # the README's three-pass command. Whole-process wall time and peak RSS
 # (best of 3). Appends nothing: copy the table into bench/RESULTS.md with
-# the date, the commit and the machine. The MoE plans are left out: see
-# bench/RESULTS.md (their inferred run does not fit in memory yet).
+# the date, the commit and the machine. The 8-rank plans of more/ (llama
+# and MoE) are the ones the issue names.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="$root/build/bin"
@@ -30,7 +30,7 @@ if [ -d "$shared/plans/nnscaler" ]; then
   "$bin/tv-translate" --import-nnscaler-json \
     "$shared/plans/nnscaler/demo_llama3_dp2pp2tp2nm2_ly2_sq256.json" -o "$tmp/demo.mlir"
   plans+=("$tmp/demo.mlir")
-  for g in "$shared"/plans/nnscaler/more/llama3_dp2pp2tp2*.json.gz; do
+  for g in "$shared"/plans/nnscaler/more/{llama3,moe}_dp2pp2tp2*.json.gz; do
     n=$(basename "$g" .json.gz)
     gunzip -c "$g" > "$tmp/c.json"
     "$bin/tv-translate" --import-nnscaler-json "$tmp/c.json" -o "$tmp/$n.mlir" && plans+=("$tmp/$n.mlir")

@@ -189,6 +189,10 @@ mlir::tv::inferRelations(SpecOp spec, PlanOp plan,
   if (!why.empty())
     return failure();
 
+  auto isInteger = [](Value v) {
+    auto rt = dyn_cast<RankedTensorType>(v.getType());
+    return rt && isa<IntegerType>(rt.getElementType());
+  };
   // Spec values that may be cut, in spec order.
   // A value computed from no input (a mask, an iota) is the same in every
   // run: a cut there says nothing, and its plan copies may be made from
@@ -205,14 +209,11 @@ mlir::tv::inferRelations(SpecOp spec, PlanOp plan,
     if (isa<InputOp>(op) || !reads)
       continue;
     // Routing (an op that computes indices, and its weights with them) is
-    // no cut: a stage would take the indices as free values and case-split
-    // on every token's expert; the stages that read them recompute them.
-    if (llvm::any_of(op.getResultTypes(), [](Type t) {
-          auto rt = dyn_cast<RankedTensorType>(t);
-          return rt && rt.getElementType().isInteger() &&
-                 !rt.getElementType().isInteger(1);
-        }))
-      continue;
+    // cut like any value: at reduced sizes (a few tokens) a stage that
+    // takes the indices as free values case-splits on a few tokens'
+    // experts, where recomputing the group-limited top-k over symbolic
+    // scores is the costly part. Integer values relate only as they are
+    // (no factor, no partial sum).
     for (Value v : op.getResults()) {
       const Tensor<EV> *t = out.spec.lookup(-1, v);
       if (!t || t->data.empty() ||
@@ -337,6 +338,8 @@ mlir::tv::inferRelations(SpecOp spec, PlanOp plan,
       auto q = smallRational(c); // plan = q * spec block
       if (!q || (scaled && q->first != q->second))
         continue;
+      if (q->first != q->second && isInteger(specValues[ref.spec]))
+        continue;
       // A factor of one is preferred to an earlier spec value's factor (a
       // scaled copy of a tensor that is itself in the spec).
       scaled = q->first != q->second;
@@ -383,7 +386,8 @@ mlir::tv::inferRelations(SpecOp spec, PlanOp plan,
   };
   ExactDomain ed;
   for (const PlanValue &pv : planValues) {
-    if (matched.count({pv.rank, pv.value.getAsOpaquePointer()}))
+    if (matched.count({pv.rank, pv.value.getAsOpaquePointer()}) ||
+        isInteger(pv.value))
       continue;
     for (auto [a, axis] : llvm::enumerate(mesh.getAxes())) {
       if (mesh.getSizes()[a] < 2)
@@ -457,21 +461,47 @@ mlir::tv::inferRelations(SpecOp spec, PlanOp plan,
                 ArrayRef<int64_t>(fullBlock);
     // Two values of one rank equal to one block: at reduced sizes distinct
     // tensors can coincide (a sum over a dimension of one), so neither is
-    // evidence. (A partial sum and its reduction on one rank are not.)
+    // evidence. (A partial sum and its reduction on one rank are not.) A
+    // copy is the same tensor, not another: it relates through its source
+    // and is left out (a multiref's copies would otherwise hide every
+    // activation they copy).
+    auto root = [](Value v) {
+      while (auto c = v.getDefiningOp<CopyOp>())
+        v = c.getOperand();
+      return v;
+    };
     std::set<std::tuple<SmallVector<int64_t>, int64_t, void *>> seen;
     std::set<std::tuple<SmallVector<int64_t>, int64_t, int64_t, int64_t>>
         blockRank;
-    for (Found *f : *best)
+    DenseSet<Found *> copies;
+    // Sources before their copies.
+    std::vector<Found *> sourcesFirst(best->begin(), best->end());
+    llvm::stable_sort(sourcesFirst, [&](Found *a, Found *b) {
+      auto isCopy = [](Found *f) {
+        return f->group.size() == 1 &&
+               isa_and_nonnull<CopyOp>(f->group[0].second.getDefiningOp());
+      };
+      return !isCopy(a) && isCopy(b);
+    });
+    for (Found *f : sourcesFirst)
       if (f->group.size() == 1)
-        for (auto &[rank, v] : f->group)
-          if (seen.insert({f->lower, rank, v.getAsOpaquePointer()}).second &&
-              !blockRank.insert({f->lower, rank, f->num, f->den}).second)
+        for (auto &[rank, v] : f->group) {
+          if (!seen.insert({f->lower, rank, root(v).getAsOpaquePointer()})
+                   .second) {
+            copies.insert(f);
+            continue;
+          }
+          if (!blockRank.insert({f->lower, rank, f->num, f->den}).second)
             fits = false;
+        }
     if (!fits)
       continue;
     // Per block, groups without a factor first: the lineage keeps the
     // first group's factor.
-    std::vector<Found *> ordered(best->begin(), best->end());
+    std::vector<Found *> ordered;
+    for (Found *f : *best)
+      if (!copies.contains(f))
+        ordered.push_back(f);
     llvm::stable_sort(ordered, [](Found *a, Found *b) {
       return (a->num == a->den) > (b->num == b->den);
     });
