@@ -197,6 +197,8 @@ struct InferLineagePass
     FailureOr<Inferred> inferred = infer(module, seed, dropIntermediate);
     if (failed(inferred))
       return signalPassFailure();
+    // Inferred: partition need not infer them again.
+    module->removeAttr(kInferIntermediatesAttrName);
     addHypotheses(module, inferred->lineages);
     SmallVector<Attribute> names;
     if (auto old = module->getAttrOfType<ArrayAttr>(kInferredAttrName))

@@ -1059,6 +1059,18 @@ struct StagePartitionPass
   void runOnOperation() override {
     PhaseTimer timer(getOperation(), "partition");
     ModuleOp module = getOperation();
+    // Lineages on the inputs and outputs only (an importer derived them):
+    // the intermediates are inferred first, as hypotheses (decision 102).
+    if (module->hasAttr(kInferIntermediatesAttrName)) {
+      module->removeAttr(kInferIntermediatesAttrName);
+      llvm::errs() << "tv-stage-partition: the module's lineages cover its "
+                      "inputs and outputs only: inferring the intermediates "
+                      "first (--tv-infer-lineage)\n";
+      OpPassManager infer(ModuleOp::getOperationName());
+      infer.addPass(createTVInferLineage());
+      if (failed(runPipeline(infer, module)))
+        return signalPassFailure();
+    }
     // Inferred lineages on a cycle of stages are hypotheses that cannot all
     // be cuts: they go, and the program is cut again (decision 97).
     while (true) {

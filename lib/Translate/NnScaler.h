@@ -109,6 +109,14 @@ private:
       const std::map<std::pair<std::string, int64_t>, std::set<std::string>>
           &claims);
   LogicalResult emitLineages(LineageWalk walk);
+  /// The lineages of the inputs and final weight gradients, in VERDICT's
+  /// format, from the tensors' index maps and the nodes' cell ids (a file
+  /// without lineages); after the programs are emitted.
+  LogicalResult deriveLineages(const json::Array &specNodes,
+                               const json::Object &gsObj,
+                               const json::Object &gpObj,
+                               const std::map<int64_t, jsonscan::Span> &rankSpans,
+                               int64_t nmb, json::Array &out);
   /// The gradient `g` summed over the dimensions along which an operand of
   /// shape `target` was broadcast; refused (at `path`) unless `target`
   /// broadcasts to g's shape.

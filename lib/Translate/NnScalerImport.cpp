@@ -473,19 +473,33 @@ OwningOpRef<ModuleOp> Importer::run() {
     error("$") << "file needs the graphs 'Gs' and 'Gp'";
     return {};
   }
-  if (!top.count("lineages")) {
-    InFlightDiagnostic d = error("$.lineages");
-    d << "the file has no lineages";
+  // Without lineages, those of the inputs and outputs are derived from the
+  // graphs (NnScalerDerive.cpp) when the only front-end error is about
+  // lineages; the intermediates are then left to relation inference.
+  bool derive = !top.count("lineages");
+  if (derive) {
     std::optional<json::Value> errs;
     if (top.count("errors"))
       errs = parseSpan(top["errors"], "$.errors");
-    if (const json::Object *eo = errs ? errs->getAsObject() : nullptr)
+    const json::Object *eo = errs ? errs->getAsObject() : nullptr;
+    bool onlyLineages = eo && llvm::all_of(*eo, [](const auto &kv) {
+      return kv.first == "lineages";
+    });
+    InFlightDiagnostic d =
+        onlyLineages ? emitWarning(fileLoc) : emitError(fileLoc);
+    d << "nnscaler import: at $.lineages: the file has no lineages";
+    if (eo)
       quoteErrors(d, *eo);
-    d << "; the reference front end could not infer them, and tv does not "
-         "verify a plan without lineages: refusing";
-    return {};
+    if (!onlyLineages) {
+      d << "; tv does not verify a plan without lineages when the reference "
+           "front end reported other errors: refusing";
+      return {};
+    }
+    d << "; tv derives the lineages of the inputs and the final weight "
+         "gradients from the tensors' index maps and the nodes' cell ids "
+         "(the theorem); --tv-stage-partition infers the intermediates";
   }
-  if (top.count("errors")) {
+  if (top.count("errors") && !derive) {
     // The reference front end's own errors: any at all means its lineages
     // may be partial, and tv would verify less than the file claims.
     std::optional<json::Value> errs = parseSpan(top["errors"], "$.errors");
@@ -740,8 +754,24 @@ OwningOpRef<ModuleOp> Importer::run() {
       error("$.lineages") << "malformed JSON: " << err;
     return success(ok);
   };
-  if (failed(emitLineages(walk)))
+  json::Array derived;
+  if (derive) {
+    module->setAttr(kInferIntermediatesAttrName, UnitAttr::get(ctx));
+    if (failed(deriveLineages(*specNodes, *gsObj, *gpObj, rankSpans, nmb,
+                              derived)))
+      return {};
+    if (failed(emitLineages(
+            [&](llvm::function_ref<LogicalResult(size_t, const json::Value &)>
+                    fn) -> LogicalResult {
+              for (auto [i, l] : llvm::enumerate(derived))
+                if (failed(fn(i, l)))
+                  return failure();
+              return success();
+            })))
+      return {};
+  } else if (failed(emitLineages(walk))) {
     return {};
+  }
   if (failed(verify(module)) || failed(checkLineages(module)))
     return {};
   return owned;

@@ -44,6 +44,11 @@ namespace mlir::tv {
 /// comes from.
 constexpr llvm::StringLiteral kMicroBatchAttrName = "mb";
 constexpr llvm::StringLiteral kSourceAttrName = "src";
+/// On a module whose lineages cover only its inputs and outputs (derived by
+/// an importer): --tv-stage-partition infers the intermediates first
+/// (--tv-infer-lineage) and drops the mark.
+constexpr llvm::StringLiteral kInferIntermediatesAttrName =
+    "tv.infer_intermediates";
 std::optional<int64_t> getMicroBatch(Operation *op);
 void setMicroBatch(Operation *op, int64_t microBatch);
 void clearMicroBatch(Operation *op);
