@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Blame accuracy (issue 34): every bug class of --tv-inject-bug injected
-# into a generated tiny Llama (dp2 tp2 pp2, 2 micro-batches), verified, and
+# into a generated plan it applies to (a tiny Llama dp2 tp2 pp2 with 2
+# micro-batches for most; DeepSeek, ZeRO, context-parallel and distributed
+# optimizer plans for the rest; LLAMA_ONLY=1 for the Llama's alone), verified, and
 # the op the counterexample blames ("first diverging op") set beside the op
 # the injection edited (the op carrying `injected_bug`, by its location).
 # GATHER_LOGITS= (empty) keeps the vocabulary-parallel loss instead of
@@ -12,55 +14,94 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="$root/build/bin"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$bin/tv-translate" --import-model-config "$root/examples/models/tiny-llama.json" \
-  --parallel "dp=2 tp=2 pp=2 mb=2" --traced-norm ${GATHER_LOGITS---gather-logits} -o "$tmp/g.mlir"
+models="$root/examples/models"
+sed 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' "$models/tiny-qwen2.json" > "$tmp/q.json"
+sed 's/"vocab_size": 32/"vocab_size": 30/' "$models/tiny-llama.json" > "$tmp/v30.json"
+sed 's/"hidden_size": 16/"hidden_size": 24/; s/"intermediate_size": 32/"intermediate_size": 40/; s/"vocab_size": 32/"vocab_size": 30/' "$models/tiny-llama.json" > "$tmp/odd.json"
+at=0; total=0
+echo "| class | plan | edited op (line) | blamed | at the edited op |"
+echo "|---|---|---|---|---|"
+# blame PLAN-LABEL CLASS...: each class injected into $tmp/g.mlir.
+blame() {
+  local label=$1; shift
+  for bug in "$@"; do
+    "$bin/tv-opt" "$tmp/g.mlir" --tv-inject-bug="bug=$bug" --mlir-print-debuginfo \
+      --mlir-print-local-scope -o "$tmp/m.mlir" 2>/dev/null || continue
+    line=$(grep -m1 'injected_bug' "$tmp/m.mlir")
+    op=$(echo "$line" | grep -o 'tv\.[a-z_]*' | head -1)
+    loc=$(echo "$line" | grep -o 'mlir":[0-9]*' | head -1 | sed 's/.*://')
+    # Every edited op's line (a swap edits two).
+    locs=" $(grep 'injected_bug' "$tmp/m.mlir" | grep -o 'mlir":[0-9]*' | sed 's/.*://' | tr '\n' ' ')"
+    out=$("$bin/tv-opt" "$tmp/m.mlir" --tv-verify-pipeline -o /dev/null 2>&1)
+    blame=$(echo "$out" | grep -m1 "first diverging op" |
+            sed -n "s/.*first diverging op: \('tv\.[a-z_]*'\)[^:]* at [^:]*:\([0-9]*\).*/\1 \2/p")
+    if [ -z "$blame" ] && echo "$out" | grep -q "first diverging op: that op"; then
+      blame=$(echo "$out" | grep -m1 "computed by" |
+              sed -n "s/.*computed by \('tv\.[a-z_]*'\).* at [^:]*:\([0-9]*\).*/\1 \2/p")
+    fi
+    if [ -z "$blame" ] && echo "$out" | grep -q "sent by"; then
+      blame="sender: $(echo "$out" | grep -m1 "sent by" |
+              sed -n "s/.*sent by \('tv\.[a-z_]*'\).* at [^:]*:\([0-9]*\).*/\1 \2/p")"
+    fi
+    # A structural error (a deadlock, a value from nowhere) is located by
+    # the error itself.
+    if [ -z "$blame" ] && ! echo "$out" | grep -q "counterexample"; then
+      blame="error: $(echo "$out" | grep -m1 ": error: " |
+              sed -n "s/^[^:]*:\([0-9]*\):[0-9]*: error: \([a-z ]*\).*/\2 \1/p")"
+    fi
+    # An edited op folded away (an exponent of one): the blame names the
+    # spec op the plan lacks; it counts when that is the edited op's kind.
+    lacks=$(echo "$out" | grep -m1 "first diverging op" |
+            sed -n "s/.*reads the result of \('tv\.[a-z_]*'\).*the plan lacks the op.*/\1/p")
+    total=$((total + 1))
+    hit=no
+    case "$locs" in *" ${blame##* } "*) [ -n "$blame" ] && { hit=yes; at=$((at + 1)); } ;; esac
+    # A copy standing for a max all-reduce folds away: the blame names the
+    # shard-local maximum that reaches no max all-reduce.
+    if [ "$hit" = no ] && [ "$op" = tv.copy ] &&
+       echo "$out" | grep -q "reaches no max all-reduce"; then
+      hit="yes (the copy folds away: the max it follows is named)"; at=$((at + 1))
+    fi
+    if [ "$hit" = no ] && [ -n "$lacks" ] && [ "$lacks" = "'$op'" ]; then
+      hit="yes (lacks $lacks: folded away)"; at=$((at + 1))
+    fi
+    echo "| $bug | $label | '$op' ($loc) | ${blame:-none} | $hit |"
+  done
+}
+gen() { "$bin/tv-translate" --import-model-config "$@" -o "$tmp/g.mlir" 2>/dev/null; }
+gen "$models/tiny-llama.json" --parallel "dp=2 tp=2 pp=2 mb=2" --traced-norm ${GATHER_LOGITS---gather-logits}
 classes=$("$bin/tv-opt" "$tmp/g.mlir" --tv-inject-bug="bug=?" -o /dev/null 2>&1 |
           sed -n 's/.*the classes are //p' | tr -d ',')
-at=0; total=0
-echo "| class | edited op (line) | blamed | at the edited op |"
-echo "|---|---|---|---|"
-for bug in $classes; do
-  "$bin/tv-opt" "$tmp/g.mlir" --tv-inject-bug="bug=$bug" --mlir-print-debuginfo \
-    --mlir-print-local-scope -o "$tmp/m.mlir" 2>/dev/null || continue
-  line=$(grep -m1 'injected_bug' "$tmp/m.mlir")
-  op=$(echo "$line" | grep -o 'tv\.[a-z_]*' | head -1)
-  loc=$(echo "$line" | grep -o 'mlir":[0-9]*' | head -1 | sed 's/.*://')
-  # Every edited op's line (a swap edits two).
-  locs=" $(grep 'injected_bug' "$tmp/m.mlir" | grep -o 'mlir":[0-9]*' | sed 's/.*://' | tr '\n' ' ')"
-  out=$("$bin/tv-opt" "$tmp/m.mlir" --tv-verify-pipeline -o /dev/null 2>&1)
-  blame=$(echo "$out" | grep -m1 "first diverging op" |
-          sed -n "s/.*first diverging op: \('tv\.[a-z_]*'\)[^:]* at [^:]*:\([0-9]*\).*/\1 \2/p")
-  if [ -z "$blame" ] && echo "$out" | grep -q "first diverging op: that op"; then
-    blame=$(echo "$out" | grep -m1 "computed by" |
-            sed -n "s/.*computed by \('tv\.[a-z_]*'\).* at [^:]*:\([0-9]*\).*/\1 \2/p")
-  fi
-  if [ -z "$blame" ] && echo "$out" | grep -q "sent by"; then
-    blame="sender: $(echo "$out" | grep -m1 "sent by" |
-            sed -n "s/.*sent by \('tv\.[a-z_]*'\).* at [^:]*:\([0-9]*\).*/\1 \2/p")"
-  fi
-  # A structural error (a deadlock, a value from nowhere) is located by
-  # the error itself.
-  if [ -z "$blame" ] && ! echo "$out" | grep -q "counterexample"; then
-    blame="error: $(echo "$out" | grep -m1 ": error: " |
-            sed -n "s/^[^:]*:\([0-9]*\):[0-9]*: error: \([a-z ]*\).*/\2 \1/p")"
-  fi
-  # An edited op folded away (an exponent of one): the blame names the
-  # spec op the plan lacks; it counts when that is the edited op's kind.
-  lacks=$(echo "$out" | grep -m1 "first diverging op" |
-          sed -n "s/.*reads the result of \('tv\.[a-z_]*'\).*the plan lacks the op.*/\1/p")
-  total=$((total + 1))
-  hit=no
-  case "$locs" in *" ${blame##* } "*) [ -n "$blame" ] && { hit=yes; at=$((at + 1)); } ;; esac
-  # A copy standing for a max all-reduce folds away: the blame names the
-  # shard-local maximum that reaches no max all-reduce.
-  if [ "$hit" = no ] && [ "$op" = tv.copy ] &&
-     echo "$out" | grep -q "reaches no max all-reduce"; then
-    hit="yes (the copy folds away: the max it follows is named)"; at=$((at + 1))
-  fi
-  if [ "$hit" = no ] && [ -n "$lacks" ] && [ "$lacks" = "'$op'" ]; then
-    hit="yes (lacks $lacks: folded away)"; at=$((at + 1))
-  fi
-  echo "| $bug | '$op' ($loc) | ${blame:-none} | $hit |"
-done
+llama="missing-allreduce dropped-allreduce allreduce-as-allgather allgather-as-allreduce
+  missing-bw-reduce wrong-pp-peer rank-add-const multi-rank-add-const rank-pow-exponent
+  bw-wrong-input bw-swapped-outputs rank-scale multi-rank-scale early-grad-reduce
+  grad-scale-mb double-grad-average pp-recv-swapped vocab-ce-missing-allreduce"
+blame "llama dp2 tp2 pp2 mb2" $llama
+if [ -z "${LLAMA_ONLY-}" ]; then
+  gen "$models/tiny-deepseek.json" --parallel "dp=4 tp=2 pp=2 mb=2 ep=2" --sp --zero 2
+  blame "deepseek dp4 tp2 pp2 ep2, sp, zero2" sp-missing-norm-grad-reduce ep-double-reduce zero-wrong-shard
+  gen "$tmp/q.json" --parallel "dp=2 tp=2 pp=2 mb=2" --sp --optimizer adam --distributed-optimizer --ddp-bucket-size 500
+  blame "qwen2 tied, adam, distributed optimizer" tied-embedding-unsynced adam-moments-swapped
+  gen "$models/tiny-llama.json" --parallel "dp=2 tp=2 pp=2 mb=2" --zero 3
+  blame "llama zero3" sharded-grad-wrong-factor sharded-grad-wrong-group
+  gen "$models/tiny-deepseek.json" --parallel "dp=2 tp=2 pp=2 mb=2" --sp
+  blame "deepseek sp" sp-missing-weight-grad-reduce sp-moe-output-not-reduced
+  gen "$models/tiny-deepseek.json" --parallel "dp=4 ep=2 mb=2" --loss-scaling per-rank
+  blame "deepseek ep2, per-rank loss scaling" expert-grad-wrong-divide
+  gen "$tmp/v30.json" --parallel "dp=2 tp=2 pp=2 mb=2" --make-vocab-size-divisible-by 4
+  blame "llama padded vocab" padded-logits-in-loss
+  gen "$models/tiny-llama.json" --parallel "dp=2 cp=2" --cp-comm a2a
+  blame "llama cp2 a2a" cp-seed-unscaled ulysses-a2a-wrong-dim
+  gen "$models/tiny-llama.json" --parallel "dp=2 cp=2" --cp-comm allgather
+  blame "llama cp2 allgather" cp-mask-misaligned
+  gen "$models/tiny-llama.json" --parallel "dp=2 cp=2" --cp-comm p2p
+  blame "llama cp2 ring" ring-stale-kv ring-missing-rescale
+  gen "$models/tiny-llama.json" --parallel "dp=2 cp=2" --cp-comm p2p --cp-load-balance
+  blame "llama cp2 ring, load-balanced" cp-chunks-misordered
+  gen "$tmp/odd.json" --layers 1 --parallel "dp=2" --distributed-optimizer
+  blame "llama 1 layer, distributed optimizer" flat-param-view-offset flat-shard-misowned
+fi
+echo
+echo "classes: $(echo $classes | wc -w); run: $total"
 echo
 echo "blamed at the edited op's line: $at of $total classes"

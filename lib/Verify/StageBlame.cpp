@@ -558,6 +558,82 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
           return !out.plan.lookup(rank, v) || agrees.lookup(v);
         }))
       continue;
+    // Operands that are blocks from different places along one loop (a
+    // mask's rows for another chunk than the scores'): the operand
+    // computed from no input (a constant the plan chose) is at the wrong
+    // place, and its op is blamed.
+    auto so = dyn_cast<StructuredOpInterface>(op);
+    if ((so || isa<ApplyMaskOp>(op)) && op->getNumResults() >= 1) {
+      OpStructure st;
+      if (so) {
+        st = so.getStructure(0);
+      } else {
+        // The mask [s_q, s_k] broadcasts over the scores' leading loops.
+        unsigned n = cast<RankedTensorType>(op->getResult(0).getType())
+                         .getRank();
+        st.loops.assign(n, LoopKind::Parallel);
+        MLIRContext *ctx = op->getContext();
+        st.operands.push_back(AffineMap::getMultiDimIdentityMap(n, ctx));
+        st.operands.push_back(AffineMap::get(
+            n, 0, {getAffineDimExpr(n - 2, ctx), getAffineDimExpr(n - 1, ctx)},
+            ctx));
+      }
+      struct At {
+        int64_t full, off;
+        unsigned operand;
+      };
+      SmallVector<std::optional<At>> at(st.loops.size());
+      std::optional<std::pair<unsigned, unsigned>> clash;
+      for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+        auto it = boxOf.find(v);
+        if (i >= st.operands.size() || it == boxOf.end() ||
+            it->second.spec < 0 || !st.isRead(i))
+          continue;
+        const Tensor<double> &spec = *specValues[it->second.spec];
+        if (it->second.offsets.size() != spec.shape.size())
+          continue;
+        for (auto [d, e] : llvm::enumerate(st.operands[i].getResults())) {
+          auto dim = dyn_cast<AffineDimExpr>(e);
+          if (!dim || d >= spec.shape.size())
+            continue;
+          unsigned l = dim.getPosition();
+          At here{spec.shape[d], it->second.offsets[d], (unsigned)i};
+          if (!at[l])
+            at[l] = here;
+          else if (at[l]->full == here.full && at[l]->off != here.off)
+            clash = std::make_pair(at[l]->operand, (unsigned)i);
+        }
+      }
+      auto constant = [&](Value v) {
+        SmallVector<Value> work{v};
+        DenseSet<Value> seen;
+        while (!work.empty()) {
+          Value w = work.pop_back_val();
+          Operation *d = w.getDefiningOp();
+          if (!d || isa<InputOp, RecvOp>(d) || isCollectiveOp(d))
+            return false;
+          if (seen.insert(w).second)
+            for (Value o : d->getOperands())
+              work.push_back(o);
+        }
+        return true;
+      };
+      if (clash)
+        for (unsigned i : {clash->first, clash->second}) {
+          Value v = op->getOperand(i);
+          if (!constant(v) || !v.getDefiningOp())
+            continue;
+          unsigned other = i == clash->first ? clash->second : clash->first;
+          explanation = "operand " + show(v) +
+                        " (computed from no input) is a block of a spec "
+                        "value from another place than operand " +
+                        show(op->getOperand(other)) + " along a loop of '" +
+                        op->getName().getStringRef().str() +
+                        "', which reads both: the right tensor from the wrong "
+                        "place";
+          return v.getDefiningOp();
+        }
+    }
     explanation = "operands";
     for (Value v : op->getOperands())
       if (out.plan.lookup(rank, v))
