@@ -48,7 +48,11 @@ run() { # name, gz file, reference seconds
   /usr/bin/time -v -o "$tmp/time" sh -c \
     "'$bin/tv-translate' --import-nnscaler-json '$tmp/c.json' | '$bin/tv-opt' --tv-verify-pipeline -o /dev/null" \
     > "$tmp/log" 2>&1
-  result=$(grep -oE "tv-verify: (proven|counterexample|unknown)|plan deadlocks|nnscaler import|op result" "$tmp/log" | head -1)
+  # The verifier's verdict first; else the first error (a warning of the
+  # import, such as br14's derived lineages, is no result).
+  result=$(grep -oE "tv-verify: (proven|counterexample|unknown)" "$tmp/log" | head -1)
+  [ -n "$result" ] || result=$(grep -E "error: " "$tmp/log" |
+    grep -oE "plan deadlocks|nnscaler import|op result" | head -1)
   wall=$(awk -F': ' '/Elapsed \(wall clock\)/{print $2}' "$tmp/time" | awk -F: '{ if (NF==2) print $1*60+$2; else print $1*3600+$2*60+$3 }')
   rss=$(awk -F': ' '/Maximum resident/{printf "%.0f", $2/1024}' "$tmp/time")
   speed=$(awk -v r="$3" -v w="$wall" 'BEGIN { if (w > 0) printf "%.0fx", r / w; else print "?" }')
