@@ -521,6 +521,19 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
               explanation += " " + show(r);
             return op;
           }
+          // A rank's chunk of a partial sum over the same axis: the local
+          // part a reduce-scatter would keep, without the reduction.
+          if (auto chunk = dyn_cast<ChunkOp>(op)) {
+            explanation = "operand " + show(v) +
+                          " (a partial sum over mesh axis '" + partialOf[v] +
+                          "': summed over the axis it is a block of a spec "
+                          "value) chunked without being reduced (a "
+                          "reduce-scatter's local part without its sum); "
+                          "result";
+            for (Value r : op->getResults())
+              explanation += " " + show(r);
+            return op;
+          }
           std::string where = "read by '" +
                               op->getName().getStringRef().str() + "'";
           if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
