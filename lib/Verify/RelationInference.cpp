@@ -471,7 +471,8 @@ mlir::tv::inferRelations(SpecOp spec, PlanOp plan,
       return v;
     };
     std::set<std::tuple<SmallVector<int64_t>, int64_t, void *>> seen;
-    std::set<std::tuple<SmallVector<int64_t>, int64_t, int64_t, int64_t>>
+    std::map<std::tuple<SmallVector<int64_t>, int64_t, int64_t, int64_t>,
+             std::pair<Value, Found *>>
         blockRank;
     DenseSet<Found *> copies;
     // Sources before their copies.
@@ -491,8 +492,26 @@ mlir::tv::inferRelations(SpecOp spec, PlanOp plan,
             copies.insert(f);
             continue;
           }
-          if (!blockRank.insert({f->lower, rank, f->num, f->den}).second)
+          auto [it, fresh] = blockRank.try_emplace(
+              {f->lower, rank, f->num, f->den}, std::make_pair(v, f));
+          if (fresh)
+            continue;
+          // A partial sum equal to its own all-reduce at reduced sizes (the
+          // group's other members gave zeros: a degenerate routing sent
+          // every token to this rank's experts): the all-reduce is the
+          // value, the partial a coincidence.
+          auto reduces = [](Value r, Value x) {
+            auto ar = r.getDefiningOp<AllReduceOp>();
+            return ar && ar->getOperand(0) == x;
+          };
+          if (reduces(v, it->second.first)) {
+            copies.insert(it->second.second);
+            it->second = {v, f};
+          } else if (reduces(it->second.first, v)) {
+            copies.insert(f);
+          } else {
             fits = false;
+          }
         }
     if (!fits)
       continue;
