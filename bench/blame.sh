@@ -6,7 +6,8 @@
 # the op the counterexample blames ("first diverging op") set beside the op
 # the injection edited (the op carrying `injected_bug`, by its location).
 # GATHER_LOGITS= (empty) keeps the vocabulary-parallel loss instead of
-# gathering the logits. Prints one row per class and a count; appends
+# gathering the logits. STRIP=1 removes the plans' intermediate lineages
+# and infers them (--tv-infer-lineage=drop-intermediate) before verifying. Prints one row per class and a count; appends
 # nothing (copy the table into bench/RESULTS.md with the date and the
 # commit).
 set -uo pipefail
@@ -32,7 +33,7 @@ blame() {
     loc=$(echo "$line" | grep -o 'mlir":[0-9]*' | head -1 | sed 's/.*://')
     # Every edited op's line (a swap edits two).
     locs=" $(grep 'injected_bug' "$tmp/m.mlir" | grep -o 'mlir":[0-9]*' | sed 's/.*://' | tr '\n' ' ')"
-    out=$("$bin/tv-opt" "$tmp/m.mlir" --tv-verify-pipeline -o /dev/null 2>&1)
+    out=$("$bin/tv-opt" "$tmp/m.mlir" ${STRIP:+--tv-infer-lineage=drop-intermediate} --tv-verify-pipeline -o /dev/null 2>&1)
     blame=$(echo "$out" | grep -m1 "first diverging op" |
             sed -n "s/.*first diverging op: \('tv\.[a-z_]*'\)[^:]* at [^:]*:\([0-9]*\).*/\1 \2/p")
     if [ -z "$blame" ] && echo "$out" | grep -q "first diverging op: that op"; then
