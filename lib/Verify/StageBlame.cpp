@@ -226,6 +226,23 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
   auto matchOf = [&](const Tensor<double> &t) -> int {
     return boxFor(t).spec;
   };
+  // For each dimension d of operand `v`'s block that a loop of `st`
+  // indexes (operand i's map): the loop, the spec value's extent along d
+  // and the block's offset there. False when `v` is no block with offsets.
+  auto blockLoops =
+      [&](Value v, const AffineMap &map,
+          llvm::function_ref<void(unsigned, int64_t, int64_t, size_t)> fn) {
+        auto it = boxOf.find(v);
+        if (it == boxOf.end() || it->second.spec < 0)
+          return false;
+        const Tensor<double> &spec = *specValues[it->second.spec];
+        if (it->second.offsets.size() != spec.shape.size())
+          return false;
+        for (auto [d, e] : llvm::enumerate(map.getResults()))
+          if (auto dim = dyn_cast<AffineDimExpr>(e); dim && d < spec.shape.size())
+            fn(dim.getPosition(), spec.shape[d], it->second.offsets[d], d);
+        return true;
+      };
   // A contraction over part of its extent (one micro-batch's rows of a
   // weight gradient): its operands are blocks that cover a summed loop only
   // in part, and along every loop their blocks start at the same place.
@@ -242,35 +259,28 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
     bool partial = false;
     SmallVector<std::optional<std::pair<int64_t, int64_t>>> at(
         st.loops.size()); // per loop: (spec size, offset)
+    bool apart = false;
     for (auto [i, v] : llvm::enumerate(op->getOperands())) {
-      auto it = boxOf.find(v);
-      if (it == boxOf.end() || it->second.spec < 0)
-        return false;
-      const Tensor<double> &spec = *specValues[it->second.spec];
-      if (it->second.offsets.size() != spec.shape.size())
-        return false;
       const Tensor<double> *t = out.plan.lookup(rank, v);
       if (!t)
         return false;
-      if (!st.isRead(i))
-        continue;
-      for (auto [d, e] : llvm::enumerate(st.operands[i].getResults())) {
-        auto dim = dyn_cast<AffineDimExpr>(e);
-        if (!dim || d >= spec.shape.size())
-          continue;
-        unsigned l = dim.getPosition();
-        int64_t full = spec.shape[d], off = it->second.offsets[d];
+      bool read = st.isRead(i);
+      auto visit = [&](unsigned l, int64_t full, int64_t off, size_t d) {
+        if (!read)
+          return;
         if ((st.loops[l] == LoopKind::Contraction ||
              st.loops[l] == LoopKind::Accumulation) &&
             t->shape[d] < full)
           partial = true;
         if (at[l] && at[l]->first == full && at[l]->second != off)
-          return false;
+          apart = true;
         if (!at[l])
           at[l] = std::make_pair(full, off);
-      }
+      };
+      if (!blockLoops(v, st.operands[i], visit))
+        return false;
     }
-    return partial;
+    return partial && !apart;
   };
   auto matches = [&](const Tensor<double> &t) { return matchOf(t) >= 0; };
 
@@ -598,24 +608,18 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
       SmallVector<std::optional<At>> at(st.loops.size());
       std::optional<std::pair<unsigned, unsigned>> clash;
       for (auto [i, v] : llvm::enumerate(op->getOperands())) {
-        auto it = boxOf.find(v);
-        if (i >= st.operands.size() || it == boxOf.end() ||
-            it->second.spec < 0 || !st.isRead(i))
+        if (i >= st.operands.size() || !st.isRead(i))
           continue;
-        const Tensor<double> &spec = *specValues[it->second.spec];
-        if (it->second.offsets.size() != spec.shape.size())
-          continue;
-        for (auto [d, e] : llvm::enumerate(st.operands[i].getResults())) {
-          auto dim = dyn_cast<AffineDimExpr>(e);
-          if (!dim || d >= spec.shape.size())
-            continue;
-          unsigned l = dim.getPosition();
-          At here{spec.shape[d], it->second.offsets[d], (unsigned)i};
-          if (!at[l])
-            at[l] = here;
-          else if (at[l]->full == here.full && at[l]->off != here.off)
-            clash = std::make_pair(at[l]->operand, (unsigned)i);
-        }
+        blockLoops(v, st.operands[i],
+                   [&, i = (unsigned)i](unsigned l, int64_t full, int64_t off,
+                                        size_t) {
+                     At here{full, off, i};
+                     if (!at[l])
+                       at[l] = here;
+                     else if (at[l]->full == here.full &&
+                              at[l]->off != here.off)
+                       clash = std::make_pair(at[l]->operand, i);
+                   });
       }
       auto constant = [&](Value v) {
         SmallVector<Value> work{v};
