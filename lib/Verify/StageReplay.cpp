@@ -246,14 +246,19 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
                     planSide + " does not hold";
   // A value received is the sender's choice: name the send that delivered
   // it (issue 34: for a send/recv pair, name the sender).
+  // The send that delivered a receive's value on `rank`, and its rank.
+  auto sendOf = [&](Operation *recv,
+                    int64_t rank) -> std::pair<Operation *, int64_t> {
+    if (isa_and_nonnull<RecvOp>(recv))
+      for (const PlanStep &step : schedule.steps)
+        if (step.kind == PlanStep::P2P && step.op == recv &&
+            step.rank == rank && step.sendOp)
+          return {step.sendOp, step.peer};
+    return {nullptr, 0};
+  };
   auto senderOf = [&](Operation *recv, int64_t rank) -> std::string {
-    if (!isa_and_nonnull<RecvOp>(recv))
-      return "";
-    for (const PlanStep &step : schedule.steps)
-      if (step.kind == PlanStep::P2P && step.op == recv &&
-          step.rank == rank && step.sendOp)
-        return "sent by " + opDescription(step.sendOp, step.peer);
-    return "";
+    auto [send, peer] = sendOf(recv, rank);
+    return send ? "sent by " + opDescription(send, peer) : "";
   };
   if (def) {
     result.details.push_back("computed by " +
@@ -314,10 +319,8 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
       // members of a collective (whose own operand here agrees).
       SmallVector<int64_t> from;
       if (isa<RecvOp>(first)) {
-        for (const PlanStep &step : schedule.steps)
-          if (step.kind == PlanStep::P2P && step.op == first &&
-              step.rank == rank && step.sendOp)
-            from.push_back(step.peer);
+        if (auto [send, peer] = sendOf(first, rank); send)
+          from.push_back(peer);
       } else if (isCollectiveOp(first) && mesh) {
         SmallVector<StringRef> axes;
         if (auto list = first->getAttrOfType<ArrayAttr>("axes"))
@@ -403,13 +406,7 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
       // computed: the sender sent the wrong tensor (issue 34: for a
       // send/recv pair, name the sender). A receive matched to the wrong
       // send stays blamed itself.
-      Operation *send = nullptr;
-      int64_t peer = 0;
-      if (isa_and_nonnull<RecvOp>(def))
-        for (const PlanStep &step : schedule.steps)
-          if (step.kind == PlanStep::P2P && step.op == def &&
-              step.rank == group[0].getRank() && step.sendOp)
-            send = step.sendOp, peer = step.peer;
+      auto [send, peer] = sendOf(def, group[0].getRank());
       Operation *producer =
           send ? send->getOperand(0).getDefiningOp() : nullptr;
       auto mbOf = [](Operation *o) {
