@@ -50,22 +50,9 @@ blame() {
       blame="error: $(echo "$out" | grep -m1 ": error: " |
               sed -n "s/^[^:]*:\([0-9]*\):[0-9]*: error: \([a-z ]*\).*/\2 \1/p")"
     fi
-    # An edited op folded away (an exponent of one): the blame names the
-    # spec op the plan lacks; it counts when that is the edited op's kind.
-    lacks=$(echo "$out" | grep -m1 "first diverging op" |
-            sed -n "s/.*reads the result of \('tv\.[a-z_]*'\).*the plan lacks the op.*/\1/p")
     total=$((total + 1))
     hit=no
     case "$locs" in *" ${blame##* } "*) [ -n "$blame" ] && { hit=yes; at=$((at + 1)); } ;; esac
-    # A copy standing for a max all-reduce folds away: the blame names the
-    # shard-local maximum that reaches no max all-reduce.
-    if [ "$hit" = no ] && [ "$op" = tv.copy ] &&
-       echo "$out" | grep -q "reaches no max all-reduce"; then
-      hit="yes (the copy folds away: the max it follows is named)"; at=$((at + 1))
-    fi
-    if [ "$hit" = no ] && [ -n "$lacks" ] && [ "$lacks" = "'$op'" ]; then
-      hit="yes (lacks $lacks: folded away)"; at=$((at + 1))
-    fi
     echo "| $bug | $label | '$op' ($loc) | ${blame:-none} | $hit |"
   done
 }

@@ -416,6 +416,65 @@ void mlir::tv::setSourceOp(Operation *op, StringRef source) {
   op->setAttr(kSourceAttrName, StringAttr::get(op->getContext(), source));
 }
 
+/// A folded op's record: a name location "folded <kind>" around the op's
+/// own location, fused into the reader's under this metadata.
+static constexpr StringLiteral kFoldedMark = "tv.folded";
+static constexpr StringLiteral kFoldedPrefix = "folded ";
+
+void mlir::tv::foldInto(Operation *reader, Operation *folded) {
+  MLIRContext *ctx = reader->getContext();
+  Location mark = NameLoc::get(
+      StringAttr::get(ctx, kFoldedPrefix + folded->getName().getStringRef()),
+      folded->getLoc());
+  SmallVector<Location> locs;
+  if (auto f = dyn_cast<FusedLoc>(reader->getLoc());
+      f && f.getMetadata() == StringAttr::get(ctx, kFoldedMark))
+    llvm::append_range(locs, f.getLocations());
+  else
+    locs.push_back(reader->getLoc());
+  if (llvm::is_contained(locs, mark))
+    return;
+  locs.push_back(mark);
+  reader->setLoc(FusedLoc::get(ctx, locs, StringAttr::get(ctx, kFoldedMark)));
+}
+
+/// The record `loc` is, if it is one: the folded op's kind.
+static std::optional<StringRef> foldedKind(Location loc) {
+  auto n = dyn_cast<NameLoc>(loc);
+  if (!n || !n.getName().getValue().starts_with(kFoldedPrefix))
+    return std::nullopt;
+  return n.getName().getValue().drop_front(kFoldedPrefix.size());
+}
+
+SmallVector<std::pair<StringRef, Location>>
+mlir::tv::foldedInto(Operation *op) {
+  SmallVector<std::pair<StringRef, Location>> out;
+  if (auto f = dyn_cast<FusedLoc>(op->getLoc()))
+    for (Location l : f.getLocations())
+      if (std::optional<StringRef> kind = foldedKind(l))
+        out.emplace_back(*kind, cast<NameLoc>(l).getChildLoc());
+  return out;
+}
+
+std::string mlir::tv::fileLineOf(Location loc) {
+  if (auto fl = dyn_cast<FileLineColLoc>(loc))
+    return fl.getFilename().str() + ":" + std::to_string(fl.getLine());
+  if (auto f = dyn_cast<FusedLoc>(loc)) {
+    for (Location l : f.getLocations())
+      if (!foldedKind(l))
+        if (std::string s = fileLineOf(l); !s.empty())
+          return s;
+    return "";
+  }
+  if (foldedKind(loc))
+    return "";
+  if (auto n = dyn_cast<NameLoc>(loc))
+    return fileLineOf(n.getChildLoc());
+  if (auto c = dyn_cast<CallSiteLoc>(loc))
+    return fileLineOf(c.getCallee());
+  return "";
+}
+
 bool mlir::tv::isProgramAnnotation(StringRef attrName) {
   return attrName == kMicroBatchAttrName || attrName == kSourceAttrName;
 }

@@ -144,6 +144,22 @@ LogicalResult mlir::tv::ssaCanonicalize(ModuleOp module) {
 
   // Fold identities and redundant copies. Names stay attached to values
   // through tv.tag / tv.output, which are not foldable.
+  // An identity folded away leaves its location with its readers, so a
+  // counterexample can still name it (a copy standing where a collective
+  // belongs, an exponent of one).
+  for (Block *block : blocks)
+    for (Operation &op : *block) {
+      if (op.getNumResults() != 1 || op.use_empty())
+        continue;
+      SmallVector<OpFoldResult> folded;
+      if (failed(op.fold(folded)) || folded.size() != 1)
+        continue;
+      auto v = dyn_cast<Value>(folded[0]);
+      if (!v || v == op.getResult(0) || !llvm::is_contained(op.getOperands(), v))
+        continue;
+      for (Operation *reader : op.getResult(0).getUsers())
+        foldInto(reader, &op);
+    }
   GreedyRewriteConfig config;
   config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
   for (Block *block : blocks) {

@@ -133,9 +133,11 @@ static void fusedInsides(StageOp stage, const Outcome<double> &out,
 /// S, an op's result computed from S: the plan lacks that op between them
 /// (an op made an identity, such as an exponent or a factor of one, is
 /// folded away before verification, so it is not there to blame). Empty
-/// when no spec op of the kind reads such a value.
+/// when no spec op of the kind reads such a value. When the plan's op of
+/// that kind was folded into `op`, `folded` names it.
 static std::string skippedSpecOp(StageOp stage, Operation *op,
-                                 llvm::function_ref<Value(Value)> specOf) {
+                                 llvm::function_ref<Value(Value)> specOf,
+                                 std::optional<FoldedOp> *folded) {
   std::string note;
   stage.getSpec().walk([&](Operation *so) {
     if (!note.empty() || so->getName() != op->getName() ||
@@ -148,17 +150,23 @@ static std::string skippedSpecOp(StageOp stage, Operation *op,
                                             between->getOperands(), s))
         continue;
       auto at = [](Operation *o) {
-        auto loc = dyn_cast<FileLineColLoc>(o->getLoc());
-        return loc ? " at " + loc.getFilename().str() + ":" +
-                         std::to_string(loc.getLine())
-                   : std::string();
+        std::string loc = fileLineOf(o->getLoc());
+        return loc.empty() ? loc : " at " + loc;
       };
       note = "; the spec's '" + so->getName().getStringRef().str() + "'" +
              at(so) + " reads the result of '" +
              between->getName().getStringRef().str() + "'" + at(between) +
-             " where the plan's reads that op's operand: the plan lacks "
-             "the op, or has it as an identity folded away before "
-             "verification (an exponent or a factor of one)";
+             " where the plan's reads that op's operand: ";
+      // The plan's op of that kind folded into this one (decision 103).
+      for (auto [kind, loc] : foldedInto(op))
+        if (folded && kind == between->getName().getStringRef()) {
+          *folded = FoldedOp{kind.str(), loc, op};
+          note += "the plan has the op as an identity, folded away before "
+                  "verification (an exponent or a factor of one)";
+          return;
+        }
+      note += "the plan lacks the op, or has it as an identity folded away "
+              "before verification (an exponent or a factor of one)";
       return;
     }
   });
@@ -177,7 +185,8 @@ static std::string skippedSpecOp(StageOp stage, Operation *op,
 /// null if every op agrees or the stage is too large to search.
 Operation *firstDivergingOp(StageOp stage, int64_t rank,
                             const Outcome<double> &out, Value failing,
-                            std::string &explanation) {
+                            std::string &explanation,
+                            std::optional<FoldedOp> *folded) {
   SmallVector<const Tensor<double> *> specValues;
   SmallVector<Value> specValueOf;
   for (auto &[key, t] : out.spec.values) {
@@ -505,13 +514,70 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
       s += ", ...";
     return s + "]";
   };
+  // The first op, in program order, of `v`'s forward cone that a copy
+  // was folded into (decision 103) while a partial of `of` over `axis`
+  // flows through it: the copy stands where the missing collective
+  // belongs, and it is blamed (through `folded`) with the op as its reader.
+  auto foldedCopyAfter = [&](Value v, const DenseMap<Value, std::string> &of,
+                             StringRef axis, StringRef what,
+                             StringRef reduced, StringRef collective,
+                             Operation *&blamed) {
+    if (!folded || !v.getDefiningOp())
+      return false;
+    // Its op, its readers, theirs, and so on; for the failing value
+    // (nothing after it), the ops it was computed through, nearest first.
+    DenseSet<Operation *> cone{v.getDefiningOp()};
+    SmallVector<Value> work{v};
+    while (!work.empty())
+      for (Operation *u : work.pop_back_val().getUsers())
+        if (cone.insert(u).second)
+          llvm::append_range(work, u->getResults());
+    SmallVector<Operation *> order(ops);
+    if (v == failing) {
+      work.push_back(v);
+      while (!work.empty())
+        if (Operation *d = work.pop_back_val().getDefiningOp())
+          if (cone.insert(d).second)
+            llvm::append_range(work, d->getOperands());
+      std::reverse(order.begin(), order.end());
+    }
+    auto partialHere = [&](Value x) {
+      auto it = of.find(x);
+      return it != of.end() && it->second == axis;
+    };
+    for (Operation *u : order) {
+      if (!cone.count(u) || (!llvm::any_of(u->getOperands(), partialHere) &&
+                             !llvm::any_of(u->getResults(), partialHere)))
+        continue;
+      for (auto [kind, loc] : foldedInto(u))
+        if (kind == "tv.copy") {
+          *folded = FoldedOp{kind.str(), loc, u};
+          Operation *def = v.getDefiningOp();
+          std::string at = fileLineOf(def->getLoc());
+          explanation = "it passes on " + what.str() + " over mesh axis '" +
+                        axis.str() + "' that '" +
+                        def->getName().getStringRef().str() + "'" +
+                        (at.empty() ? "" : " at " + at) + " computed, " +
+                        show(v) + ", and nothing after it reduces it (" +
+                        reduced.str() + " over the axis it is a block of a "
+                        "spec value): " + collective.str() + " over '" +
+                        axis.str() + "' belongs where the copy stands";
+          blamed = u;
+          return true;
+        }
+    }
+    return false;
+  };
   auto stranded = [&](Value v, StringRef where) {
     explanation = "result " + show(v) + " (a partial sum over mesh axis '" +
                   partialOf[v] +
                   "' that reaches no all-reduce: summed over the axis it is "
                   "a block of a spec value; " +
                   where.str() + ")";
-    return v.getDefiningOp();
+    Operation *blamed = v.getDefiningOp();
+    foldedCopyAfter(v, partialOf, partialOf[v], "a partial sum", "summed",
+                    "an all-reduce", blamed);
+    return blamed;
   };
   for (Operation *op : ops) {
     // A partial sum read by an op not linear in it: the all-reduce is
@@ -546,9 +612,8 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
           }
           std::string where = "read by '" +
                               op->getName().getStringRef().str() + "'";
-          if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
-            where += " at " + loc.getFilename().str() + ":" +
-                     std::to_string(loc.getLine());
+          if (std::string loc = fileLineOf(op->getLoc()); !loc.empty())
+            where += " at " + loc;
           return stranded(v, where);
         }
     // A shard-local maximum read by anything but a max all-reduce or a
@@ -569,7 +634,11 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
                         "' that reaches no max all-reduce: its maximum over "
                         "the axis is a block of a spec value; read by '" +
                         op->getName().getStringRef().str() + "')";
-          return v.getDefiningOp();
+          Operation *blamed = v.getDefiningOp();
+          foldedCopyAfter(v, partialMaxOf, partialMaxOf[v],
+                          "a shard-local maximum", "its maximum",
+                          "a max all-reduce", blamed);
+          return blamed;
         }
     // A result nothing reads (a weight gradient outside the stage) shows
     // nothing.
@@ -664,7 +733,9 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
       return it == boxOf.end() || it->second.spec < 0
                  ? Value()
                  : specValueOf[it->second.spec];
-    });
+    }, folded);
+    if (folded && *folded)
+      explanation = "its reader's " + explanation;
     return op;
   }
   // The failing lineage names a partial sum as the whole value.
@@ -699,17 +770,15 @@ std::string missingSpecOps(StageOp stage, const Outcome<double> &out,
     std::string s = "the plan's value equals the spec's intermediate "
                     "computed by '" +
                     def->getName().getStringRef().str() + "'";
-    if (auto loc = dyn_cast<FileLineColLoc>(def->getLoc()))
-      s += " at " + loc.getFilename().str() + ":" +
-           std::to_string(loc.getLine());
+    if (std::string loc = fileLineOf(def->getLoc()); !loc.empty())
+      s += " at " + loc;
     for (Operation *user : v.getUsers()) {
       if (isa<OutputOp>(user))
         continue;
       s += ", which the spec goes on to use in '" +
            user->getName().getStringRef().str() + "'";
-      if (auto loc = dyn_cast<FileLineColLoc>(user->getLoc()))
-        s += " at " + loc.getFilename().str() + ":" +
-             std::to_string(loc.getLine());
+      if (std::string loc = fileLineOf(user->getLoc()); !loc.empty())
+        s += " at " + loc;
       break;
     }
     return s + ": the plan lacks an op of the spec";

@@ -28,9 +28,8 @@ void mlir::tv::writeStageDot(StageOp stage, const StageResult &result,
       s += " \"" + in.getName().str() + "\"";
     if (auto outOp = dyn_cast<OutputOp>(op))
       s += " \"" + outOp.getName().str() + "\"";
-    if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
-      s += "\\n" + llvm::sys::path::filename(loc.getFilename()).str() + ":" +
-           std::to_string(loc.getLine());
+    if (std::string loc = fileLineOf(op->getLoc()); !loc.empty())
+      s += "\\n" + llvm::sys::path::filename(loc).str();
     return s;
   };
   os << "digraph \"" << stage.getSymName() << "\" {\n"

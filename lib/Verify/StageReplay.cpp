@@ -155,8 +155,8 @@ std::string opDescription(Operation *op, int64_t rank) {
     s += ", micro-batch " + std::to_string(*mb);
   if (std::optional<StringRef> src = getSourceOp(op))
     s += " (source node " + src->str() + ")";
-  if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
-    s += " at " + loc.getFilename().str() + ":" + std::to_string(loc.getLine());
+  if (std::string loc = fileLineOf(op->getLoc()); !loc.empty())
+    s += " at " + loc;
   return s;
 }
 
@@ -354,21 +354,36 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
   };
   for (PlanRefAttr ref : group) {
     std::string why;
+    std::optional<FoldedOp> folded;
     if (Operation *first =
             firstDivergingOp(stage, ref.getRank(), *search,
                              group.size() == 1
                                  ? outputValue(stage, ref.getRank(),
                                                ref.getName())
                                  : Value(),
-                             why)) {
+                             why, &folded)) {
       located = true;
       int64_t rank = ref.getRank();
-      first = upstream(first, rank, why);
+      if (!folded)
+        first = upstream(first, rank, why);
       if (ref.getRank() == result.rank)
         result.diverging = first;
       if (search != &out)
         why += ", on random inputs";
-      if (first != def) {
+      if (folded) {
+        // An identity folded away (decision 103): named by its own
+        // location, with the op it was folded into.
+        std::string at = fileLineOf(folded->loc);
+        std::string d = "'" + folded->kind + "' on rank " +
+                        std::to_string(rank);
+        if (std::optional<int64_t> mb = getMicroBatch(first))
+          d += ", micro-batch " + std::to_string(*mb);
+        if (!at.empty())
+          d += " at " + at;
+        result.details.push_back("first diverging op: " + d +
+                                 ", folded away as an identity into " +
+                                 opDescription(first, rank) + ": " + why);
+      } else if (first != def) {
         result.details.push_back(
             "first diverging op: " + opDescription(first, rank) + ": " + why);
         if (std::string sent = senderOf(first, rank); !sent.empty())

@@ -404,11 +404,22 @@ bool isBlockOf(const Tensor<double> &t, const Tensor<double> &s);
 /// The offsets of the aligned block of `s` that `t` equals, if any.
 std::optional<SmallVector<int64_t>>
 blockOffsetsOf(const Tensor<double> &t, const Tensor<double> &s);
+/// An op folded away as an identity before verification that a blame
+/// names (decision 103): its kind and location, and the op it was folded
+/// into (which reads what it read).
+struct FoldedOp {
+  std::string kind;
+  Location loc;
+  Operation *reader;
+};
 /// The op the counterexample blames on `rank` (docs/guide.md §4.2), with
-/// why in `explanation`; null when every op relates.
+/// why in `explanation`; null when every op relates. When the op to blame
+/// was folded away, `folded` (if given) names it and the op returned is
+/// its reader.
 Operation *firstDivergingOp(StageOp stage, int64_t rank,
                             const Outcome<double> &out, Value failing,
-                            std::string &explanation);
+                            std::string &explanation,
+                            std::optional<FoldedOp> *folded = nullptr);
 /// When no op is blamed: what the failing plan value is instead (another
 /// result of the spec's op, or a spec intermediate the plan stops at).
 std::string missingSpecOps(StageOp stage, const Outcome<double> &out,

@@ -54,6 +54,16 @@ void setMicroBatch(Operation *op, int64_t microBatch);
 void clearMicroBatch(Operation *op);
 std::optional<llvm::StringRef> getSourceOp(Operation *op);
 void setSourceOp(Operation *op, llvm::StringRef source);
+/// An op folded away as an identity before verification (a copy, an
+/// exponent of one) leaves its kind and location in the locations of the
+/// ops that read its result (issue 34: a counterexample can then name it).
+/// `foldInto` records `folded` in `reader`'s location; `foldedInto` lists
+/// what was recorded (kind, location), and `fileLineOf` is the op's own
+/// file location, without the folded ones ("" when it has none).
+void foldInto(Operation *reader, Operation *folded);
+llvm::SmallVector<std::pair<llvm::StringRef, Location>>
+foldedInto(Operation *op);
+std::string fileLineOf(Location loc);
 /// Whether a discardable attribute of a program op is one of the above
 /// (they do not change what the op computes).
 bool isProgramAnnotation(llvm::StringRef attrName);
