@@ -665,12 +665,19 @@ void InjectBugPass::runOnOperation() {
                                          (double)mesh.getSizes()[i]));
     tag(sc);
   } else if (b == "ring-stale-kv") {
+    // The edit is in the readers: each now reads the stale block.
     auto r = cast<RecvOp>(target);
     Value stale = previousBlock(r);
+    SmallVector<Operation *> readers;
+    for (Operation *u : r->getUsers())
+      if (!isa<SendOp>(u))
+        readers.push_back(u);
     r.getResult().replaceUsesWithIf(stale, [](OpOperand &use) {
       return !isa<SendOp>(use.getOwner());
     });
-    tag(r);
+    for (Operation *u : readers)
+      if (!isa<TagOp, OutputOp>(u))
+        tag(u);
   } else if (b == "cp-chunks-misordered") {
     Value x = target->getOperand(0), y = target->getOperand(1);
     target->setOperand(0, y);
