@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <deque>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::tv;
@@ -211,8 +212,61 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
   struct Box {
     int spec = -1;
     SmallVector<int64_t> offsets;
+    // A flat buffer's run: where in its first spec value it starts (0: at
+    // the start; -1: no flat run).
+    int64_t flatShift = -1;
   };
   DenseMap<Value, Box> boxOf;
+  // Spec elements by value, for flat runs (built on first use).
+  std::multimap<double, std::pair<int, size_t>> elementsByValue;
+  // A flat buffer (a distributed optimizer's, ZeRO's): a 1-D value of
+  // spec values flattened one after another, zeros between them (padding),
+  // cut only at its two ends (a shard of the buffer). The first spec value
+  // of its first run, and where in it the run starts; no offsets.
+  auto flatRun = [&](const Tensor<double> &t, Box &b) {
+    size_t n = t.data.size();
+    if (t.shape.size() != 1 || n < 2)
+      return false;
+    if (elementsByValue.empty())
+      for (auto [i, s] : llvm::enumerate(specValues))
+        if (s->data.size() >= 2 && s->data.size() <= (1u << 16))
+          for (size_t q = 0; q < s->data.size(); ++q)
+            elementsByValue.emplace(s->data[q], std::make_pair((int)i, q));
+    bool any = false;
+    for (size_t p = 0; p < n;) {
+      if (t.data[p] == 0) {
+        ++p;
+        continue;
+      }
+      double x = t.data[p], tol = 1e-9 * (1 + 2 * std::fabs(x));
+      size_t best = 0;
+      std::pair<int, size_t> from;
+      for (auto it = elementsByValue.lower_bound(x - tol);
+           it != elementsByValue.end() && it->first <= x + tol; ++it) {
+        auto [i, q] = it->second;
+        const Tensor<double> &s = *specValues[i];
+        if (q != 0 && p != 0)
+          continue;
+        size_t len = 0;
+        while (p + len < n && q + len < s.data.size() &&
+               closeReal(t.data[p + len], s.data[q + len]))
+          ++len;
+        if ((q + len == s.data.size() || p + len == n) && len > best) {
+          best = len;
+          from = it->second;
+        }
+      }
+      if (best == 0)
+        return false;
+      if (!any) {
+        b.spec = from.first;
+        b.flatShift = (int64_t)from.second;
+      }
+      any = true;
+      p += best;
+    }
+    return any;
+  };
   auto boxFor = [&](const Tensor<double> &t) {
     Box b;
     for (auto [i, s] : llvm::enumerate(specValues))
@@ -230,6 +284,7 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
         b.spec = (int)i;
         return b;
       }
+    flatRun(t, b);
     return b;
   };
   auto matchOf = [&](const Tensor<double> &t) -> int {
@@ -650,6 +705,24 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
           return !out.plan.lookup(rank, v) || agrees.lookup(v);
         }))
       continue;
+    // A tensor viewed out of a flat buffer whose run starts inside a spec
+    // value: the slice that cut the view out is at the wrong offset (a
+    // parameter's view, an optimizer shard's bounds).
+    if (auto reshape = dyn_cast<ReshapeOp>(op))
+      if (auto slice = reshape.getInput().getDefiningOp<SliceOp>()) {
+        auto it = boxOf.find(slice.getResult());
+        if (it != boxOf.end() && it->second.flatShift > 0) {
+          explanation = "result " + show(slice.getResult()) +
+                        " (a run of a flat buffer that starts " +
+                        std::to_string(it->second.flatShift) +
+                        " element(s) into a spec value), read by '" +
+                        op->getName().getStringRef().str() +
+                        "' as a whole tensor " + show(op->getResult(0)) +
+                        " (no block of any spec value): the slice is at the "
+                        "wrong offset of the buffer";
+          return slice;
+        }
+      }
     // Operands that are blocks from different places along one loop (a
     // mask's rows for another chunk than the scores'): the operand
     // computed from no input (a constant the plan chose) is at the wrong
