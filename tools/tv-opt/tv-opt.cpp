@@ -76,7 +76,18 @@ int main(int argc, char **argv) {
   std::vector<char *> args =
       mlir::tv::withLocations(mlir::tv::withQuietOpDiagnostics(argc, argv));
   int n = (int)args.size();
+  // --help lists the bug classes from their registry.
+  static const std::string bugHelp = mlir::tv::bugClassesText();
+  static llvm::cl::extrahelp bugClasses(bugHelp);
+  static llvm::cl::opt<bool> listBugClasses(
+      "tv-list-bug-classes",
+      llvm::cl::desc("Print the classes of --tv-inject-bug as Markdown "
+                     "(docs/reference/BugClasses.md) and exit"));
   auto [in, out] = mlir::registerAndParseCLIOptions(
       n, args.data(), "tv training-plan verifier\n", registry);
+  if (listBugClasses) {
+    llvm::outs() << mlir::tv::bugClassesMarkdown();
+    return 0;
+  }
   return mlir::tv::exitStatus(runOpt(n, args.data(), in, out, registry));
 }

@@ -20,6 +20,10 @@ void buildVerifyPipeline(OpPassManager &pm, const TVVerifyOptions &options,
                          bool fold = true);
 /// Registers --tv-verify-pipeline.
 void registerTVPipelines();
+/// The classes of --tv-inject-bug, from its registry: a Markdown page
+/// (docs/reference/BugClasses.md) and a plain list (tv-opt --help).
+std::string bugClassesMarkdown();
+std::string bugClassesText();
 
 } // namespace mlir::tv
 

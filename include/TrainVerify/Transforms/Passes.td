@@ -269,69 +269,14 @@ def TVInjectBug : Pass<"tv-inject-bug", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tv::TVDialect"];
   let description = [{
     Mutates the plan deterministically, for checking that tv catches each
-    class of real distributed-training bug. `bug` is one of:
-    missing-allreduce (an all-reduce becomes a copy), dropped-allreduce (its
-    consumers read a stale tensor: broken dataflow), allreduce-as-allgather,
-    allgather-as-allreduce, missing-bw-reduce (the last all-reduce of the
-    micro-batch computation, a backward one, not an end-of-step gradient
-    reduction, becomes a copy), wrong-pp-peer (a receive names
-    another rank), rank-add-const / multi-rank-add-const (a forward add gets a
-    different constant on one rank / on every rank of its program),
-    rank-pow-exponent, bw-wrong-input (a backward op reads another gradient),
-    bw-swapped-outputs (a backward op with two outputs of one type returns
-    them swapped), rank-scale / multi-rank-scale (inconsistent scaling),
-    early-grad-reduce (the data-parallel gradient reduction runs before the
-    last micro-batch's gradient is added), grad-scale-mb (the loss seed's
-    1/(dp x micro-batches) scaling, or a gradient's, is wrong), sp-missing-norm-grad-reduce (with sequence
-    parallelism, the tp all-reduce of a norm weight's gradient becomes a
-    copy), ep-double-reduce (expert gradients, already reduced over their
-    expert-data-parallel group, are reduced again over the dense
-    data-parallel group), zero-wrong-shard (a ZeRO-2 gradient reduce-scatter
-    runs along another dimension, its result viewed as the expected shard),
-    tied-embedding-unsynced (tied embeddings under pipeline parallelism: the
-    all-reduce of the embedding gradient over the embedding group of the
-    first and last stage becomes a copy), vocab-ce-missing-allreduce (one
-    tp all-reduce of the vocabulary-parallel cross-entropy becomes a copy:
-    of the logits' max, of the predicted logits or of the sums of exps, by
-    `index` in program order), double-grad-average (a data-parallel gradient
-    sum becomes an average although the backward already divided by dp: the
-    gradient is divided twice), adam-moments-swapped (an Adam step reads
-    exp_avg and exp_avg_sq in each other's place), sharded-grad-wrong-factor
-    (the gradient reduce-scatter of ZeRO-2/3 or FSDP averages where the
-    backward already divided by dp), sharded-grad-wrong-group (that
-    reduce-scatter runs over another mesh axis of the same size),
-    sp-missing-weight-grad-reduce (with sequence parallelism, the tp
-    all-reduce of the gradient of a linear weight applied to the sequence
-    chunk, an MoE router's or an MLA down-projection's, becomes a copy),
-    sp-moe-output-not-reduced (with sequence parallelism, the tp
-    reduce-scatter of the tensor-parallel experts' output, or of their
-    input's gradient, becomes a chunk of the rank's partial sum),
-    expert-grad-wrong-divide (with a per-rank mean loss, an expert's
-    gradient is divided by its expert-data-parallel size instead of dp),
-    pp-recv-swapped (two received activations of one channel are consumed
-    in each other's place: a message taken by the wrong micro-batch, or by
-    the wrong virtual stage of an interleaved schedule),
-    padded-logits-in-loss (a padded vocabulary's logit columns reach the
-    softmax: the vocabulary mask is left out, or the all-gathered logits are
-    not sliced to the real vocabulary before the loss), cp-seed-unscaled
-    (context parallelism: the loss seed lacks its 1/cp, as if each rank's
-    chunk were the whole sequence: gradients cp times the spec's),
-    ulysses-a2a-wrong-dim (a DeepSpeed-Ulysses all-to-all, of q, k, v or of
-    the attention output by `index`, concatenates along the last dimension
-    instead of its own, the result viewed as the expected shape),
-    cp-mask-misaligned (all-gathered keys and values: the causal mask of a
-    rank's block of queries is aligned to the bottom-right corner,
-    flash-attention's convention for fewer queries than keys, instead of
-    at the rank's block), ring-stale-kv (ring attention: a step computes
-    with the key or value block, or a key or value gradient, it held before
-    instead of the one it received), ring-missing-rescale (ring attention's
-    online softmax: the running sum is not rescaled by exp(m_old - m_new)),
-    cp-chunks-misordered (the load-balanced sequence order: a rank lays its
-    two chunks of one input, RoPE tables, tokens or labels by `index`, out
-    the other way around), flat-param-view-offset (Megatron's distributed
-    optimizer: a parameter's view into the all-gathered parameter buffer
-    one element off), flat-shard-misowned (a rank reads its owned range of
-    the reduce-scattered gradient buffer one element off).
+    class of real distributed-training bug. `bug` names one of the classes
+    of its registry, grouped by family (collectives and point-to-point, a
+    rank's own computation, gradient reduction and scaling, sequence/expert/
+    vocabulary parallelism, sharded data parallelism and optimizers,
+    context parallelism): docs/reference/BugClasses.md lists them with what
+    each does (generated by `tv-opt --tv-list-bug-classes`), `tv-opt --help`
+    names them, and an unknown `bug` is refused with the list. The op the
+    mutation edits carries `injected_bug`.
     `rank` chooses the rank (default: the first rank that has a candidate
     op); `layer` restricts candidates to the ops of one decoder layer (an op
     belongs to the layer named by the first `lK.` tag or output after it);
