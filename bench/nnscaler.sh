@@ -3,12 +3,12 @@
 # -v, one process pipe per case, side by side with the reference tool's wall
 # time on the same plan (../shared/plans/nnscaler/more/TIMINGS.md, same kind
 # of machine), and appends a table to bench/RESULTS.md:
-#   - the demo and br1..br14 (test/NnScaler/Inputs);
+#   - the demo and br1..br14 (test/Import/NnScaler/Inputs);
 #   - the eleven plans of ../shared/plans/nnscaler/more, when present.
 # Usage: bench/nnscaler.sh [--quick]   (--quick: the 8- and 64-rank plans only)
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-inputs="$root/test/NnScaler/Inputs"
+inputs="$root/test/Import/NnScaler/Inputs"
 more="$root/../shared/plans/nnscaler/more"
 bin="$root/build/bin"
 out="$root/bench/RESULTS.md"

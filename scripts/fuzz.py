@@ -58,7 +58,7 @@ def seeds(target, build):
         for f in ("tiny-llama.json", "tiny-deepseek.json", "llama3-8b.json"):
             out.append((f, open(os.path.join(ex, "models", f), "rb").read()))
     elif target == "nnscaler":
-        d = os.path.join(ROOT, "test", "NnScaler", "Inputs")
+        d = os.path.join(ROOT, "test", "Import", "NnScaler", "Inputs")
         for f in ("br14.json.gz", "demo.json.gz"):
             out.append((f, gzip.open(os.path.join(d, f)).read()))
     elif target in ("shard-input", "shard-partitioned"):

@@ -18,7 +18,7 @@
 # (the whole suite takes ~20 minutes under the sanitizers on 2 cores).
 set -uo pipefail
 subset=""
-[ "${1:-}" = "--subset" ] && subset='Dialect/|Transforms/|Verify/|Translate/deepseek|Translate/distributed_optimizer|NnScaler/demo|Fuzz/'
+[ "${1:-}" = "--subset" ] && subset='Dialect/|Transforms/|Verify/|ModelGen/deepseek|ModelGen/distributed_optimizer|Import/NnScaler/demo|Fuzz/'
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 "$root/scripts/setup.sh" >&2 || { echo "sanitize: set-up failed"; exit 1; }

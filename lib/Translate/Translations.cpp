@@ -14,13 +14,19 @@ using namespace mlir;
 
 namespace mlir::tv {
 LogicalResult exportPlanSummary(ModuleOp module, llvm::raw_ostream &os);
-OwningOpRef<Operation *> importNnScalerJson(llvm::SourceMgr &sourceMgr,
-                                           MLIRContext *ctx);
-OwningOpRef<Operation *> importJsonPlan(llvm::SourceMgr &sourceMgr,
-                                        MLIRContext *ctx);
-LogicalResult exportJsonPlan(ModuleOp module, llvm::raw_ostream &os);
-OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
-                                          MLIRContext *ctx);
+}
+
+/// Each translation reads only its own options: the options of the
+/// model-config and shard-partition imports, given to another
+/// translation, would be ignored without a word, so they are refused.
+static LogicalResult refuseOtherOptions(Location loc, StringRef translation) {
+  if (translation != "import-model-config" &&
+      failed(tv::refuseModelConfigOptions(loc, translation)))
+    return failure();
+  if (translation != "import-shard-partition" &&
+      failed(tv::refuseShardImportOptions(loc, translation)))
+    return failure();
+  return success();
 }
 
 /// The solver query of every stage, as SMT-LIB 2: declarations, the
@@ -53,15 +59,6 @@ llvm::ArrayRef<llvm::StringRef> mlir::tv::tvTranslationNames() {
       "export-json-plan",     "export-smtlib",     "export-plan-summary",
       "import-shard-partition"};
   return names;
-}
-
-Location mlir::tv::inputFileLoc(llvm::SourceMgr &sourceMgr,
-                                MLIRContext *ctx) {
-  return FileLineColLoc::get(
-      ctx,
-      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
-          ->getBufferIdentifier(),
-      0, 0);
 }
 
 /// An exporter's diagnostics point at the op's source line; the module's
@@ -98,12 +95,22 @@ struct TranslateFromTVRegistration : TranslateRegistration {
 } // namespace
 
 void mlir::tv::registerTVTranslations() {
-  registerShardImport();
+  static TranslateToMLIRRegistration shard(
+      "import-shard-partition",
+      "MLIR's shard-partition: an annotated function and its partitioned "
+      "output (--partitioned) to a tv module",
+      [](llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
+        if (failed(refuseOtherOptions(inputFileLoc(sourceMgr, ctx),
+                                      "import-shard-partition")))
+          return OwningOpRef<Operation *>();
+        return importShardPartition(sourceMgr, ctx);
+      },
+      registerShardImportDialects);
   static TranslateFromTVRegistration summary(
       "export-plan-summary", "JSON summary of a tv module",
       [](Operation *op, llvm::raw_ostream &os) {
         quietOpDiagnostics(op);
-        if (failed(refuseModelConfigOptions(op->getLoc(), "export-plan-summary")))
+        if (failed(refuseOtherOptions(op->getLoc(), "export-plan-summary")))
           return failure();
         return exportPlanSummary(cast<ModuleOp>(op), os);
       });
@@ -111,7 +118,7 @@ void mlir::tv::registerTVTranslations() {
       "import-nnscaler-json",
       "nnScaler execution plan (verdict-plan-json/1) to a tv module",
       [](llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
-        if (failed(refuseModelConfigOptions(inputFileLoc(sourceMgr, ctx),
+        if (failed(refuseOtherOptions(inputFileLoc(sourceMgr, ctx),
                                             "import-nnscaler-json")))
           return OwningOpRef<Operation *>();
         return importNnScalerJson(sourceMgr, ctx);
@@ -119,7 +126,7 @@ void mlir::tv::registerTVTranslations() {
   static TranslateToMLIRRegistration jsonIn(
       "import-json-plan", "tv JSON plan interchange (docs/json-plan.md)",
       [](llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
-        if (failed(refuseModelConfigOptions(inputFileLoc(sourceMgr, ctx),
+        if (failed(refuseOtherOptions(inputFileLoc(sourceMgr, ctx),
                                             "import-json-plan")))
           return OwningOpRef<Operation *>();
         return importJsonPlan(sourceMgr, ctx);
@@ -129,13 +136,16 @@ void mlir::tv::registerTVTranslations() {
       "Llama3 training step (spec, dp/tp/pp plan, lineages) from a model "
       "config.json; see --parallel, --layers, --seq, --micro-batch-size",
       [](llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
+        if (failed(refuseOtherOptions(inputFileLoc(sourceMgr, ctx),
+                                      "import-model-config")))
+          return OwningOpRef<Operation *>();
         return importModelConfig(sourceMgr, ctx);
       });
   static TranslateFromTVRegistration jsonOut(
       "export-json-plan", "tv module to the JSON plan interchange",
       [](Operation *op, llvm::raw_ostream &os) {
         quietOpDiagnostics(op);
-        if (failed(refuseModelConfigOptions(op->getLoc(), "export-json-plan")))
+        if (failed(refuseOtherOptions(op->getLoc(), "export-json-plan")))
           return failure();
         return exportJsonPlan(cast<ModuleOp>(op), os);
       });
@@ -143,7 +153,7 @@ void mlir::tv::registerTVTranslations() {
       "export-smtlib", "SMT-LIB 2 query of every stage of a partitioned module",
       [](Operation *op, llvm::raw_ostream &os) {
         quietOpDiagnostics(op);
-        if (failed(refuseModelConfigOptions(op->getLoc(), "export-smtlib")))
+        if (failed(refuseOtherOptions(op->getLoc(), "export-smtlib")))
           return failure();
         return exportSmtLib(cast<ModuleOp>(op), os);
       });

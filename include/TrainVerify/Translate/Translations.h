@@ -3,15 +3,13 @@
 #define TRAINVERIFY_TRANSLATE_TRANSLATIONS_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
-
-namespace llvm {
-class SourceMgr;
-} // namespace llvm
+#include "llvm/Support/SourceMgr.h"
 
 #include <map>
 #include <string>
@@ -21,9 +19,29 @@ namespace mlir::tv {
 void registerTVTranslations();
 /// The location of an importer's input file, for diagnostics about it as a
 /// whole.
-Location inputFileLoc(llvm::SourceMgr &sourceMgr, MLIRContext *ctx);
-/// --import-shard-partition (ShardImport.cpp).
-void registerShardImport();
+inline Location inputFileLoc(llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
+  return FileLineColLoc::get(
+      ctx,
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
+          ->getBufferIdentifier(),
+      0, 0);
+}
+
+// The importers and exporters, each in a library of its own
+// (docs/layout.md): lib/Import/{NnScaler,Json,Shard} and lib/ModelGen.
+OwningOpRef<Operation *> importNnScalerJson(llvm::SourceMgr &sourceMgr,
+                                           MLIRContext *ctx);
+OwningOpRef<Operation *> importJsonPlan(llvm::SourceMgr &sourceMgr,
+                                        MLIRContext *ctx);
+LogicalResult exportJsonPlan(ModuleOp module, llvm::raw_ostream &os);
+OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
+                                          MLIRContext *ctx);
+/// MLIR's shard-partition input and its --partitioned output to a tv
+/// module (lib/Import/Shard).
+OwningOpRef<Operation *> importShardPartition(llvm::SourceMgr &sourceMgr,
+                                             MLIRContext *ctx);
+/// The dialects a shard-partition input may hold.
+void registerShardImportDialects(DialectRegistry &registry);
 /// Static sizes for what the shard input leaves dynamic: the shape of a
 /// grid of dynamic shape (by grid name), and the size of every dynamic
 /// tensor dimension of the validated function (0: the default).
@@ -59,9 +77,7 @@ bool &translationFoundWrongProgram();
 /// given to `translation`.
 LogicalResult refuseShardImportOptions(Location loc,
                                        llvm::StringRef translation);
-/// The same for the options of --import-model-config (ModelConfig.cpp);
-/// also refuses the shard import's options for any translation but that
-/// import.
+/// The same for the options of --import-model-config (lib/ModelGen).
 LogicalResult refuseModelConfigOptions(Location loc,
                                        llvm::StringRef translation);
 /// The translations registerTVTranslations registers, by flag name.

@@ -1,8 +1,8 @@
 //===- JsonInput.h - the JSON input of an importer --------------*- C++ -*-===//
-#ifndef TRAINVERIFY_TRANSLATE_JSONINPUT_H
-#define TRAINVERIFY_TRANSLATE_JSONINPUT_H
+#ifndef TRAINVERIFY_IMPORT_JSONINPUT_H
+#define TRAINVERIFY_IMPORT_JSONINPUT_H
 
-#include "JsonScan.h"
+#include "TrainVerify/Import/JsonScan.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "TrainVerify/Dialect/Lineage.h"
 #include "TrainVerify/Dialect/TVOps.h"
-#include "JsonInput.h"
+#include "TrainVerify/Import/JsonInput.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Builders.h"

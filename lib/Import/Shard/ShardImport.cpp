@@ -716,8 +716,8 @@ mlir::tv::buildShardValidation(ModuleOp inputModule, ModuleOp partModule,
   return out;
 }
 
-static OwningOpRef<Operation *>
-importShardPartition(llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
+OwningOpRef<Operation *>
+mlir::tv::importShardPartition(llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
   Location fileLoc =
       inputFileLoc(sourceMgr, ctx);
   if (partitionedFile.empty()) {
@@ -750,19 +750,7 @@ importShardPartition(llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
   return buildShardValidation(*input, *part, shardFunction, fileLoc, *sizes);
 }
 
-void mlir::tv::registerShardImport() {
-  static TranslateToMLIRRegistration reg(
-      "import-shard-partition",
-      "MLIR's shard-partition: an annotated function and its partitioned "
-      "output (--partitioned) to a tv module",
-      [](llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
-        Location loc = inputFileLoc(sourceMgr, ctx);
-        if (failed(refuseModelConfigOptions(loc, "import-shard-partition")))
-          return OwningOpRef<Operation *>();
-        return importShardPartition(sourceMgr, ctx);
-      },
-      [](DialectRegistry &registry) {
-        registry.insert<tv::TVDialect>();
-        registerUpstreamDialects(registry);
-      });
+void mlir::tv::registerShardImportDialects(DialectRegistry &registry) {
+  registry.insert<tv::TVDialect>();
+  registerUpstreamDialects(registry);
 }

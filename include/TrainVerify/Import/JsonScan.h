@@ -7,8 +7,8 @@
 // diagnostic (its depth is reported) instead of a stack overflow.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TRAINVERIFY_TRANSLATE_JSONSCAN_H
-#define TRAINVERIFY_TRANSLATE_JSONSCAN_H
+#ifndef TRAINVERIFY_IMPORT_JSONSCAN_H
+#define TRAINVERIFY_IMPORT_JSONSCAN_H
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"

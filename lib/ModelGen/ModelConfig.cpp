@@ -10,7 +10,7 @@
 #include "TrainVerify/Dialect/Lineage.h"
 #include "TrainVerify/Dialect/TVOps.h"
 #include "TrainVerify/Translate/Translations.h"
-#include "JsonInput.h"
+#include "TrainVerify/Import/JsonInput.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
@@ -391,18 +391,12 @@ LogicalResult refuseModelConfigOptions(Location loc, StringRef translation) {
                             << " applies to --import-model-config only, not "
                                "to --"
                             << translation;
-  if (translation != "import-shard-partition")
-    return refuseShardImportOptions(loc, translation);
   return success();
 }
 
 OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
                                           MLIRContext *ctx) {
   ctx->loadDialect<TVDialect>();
-  if (failed(refuseShardImportOptions(
-          inputFileLoc(sourceMgr, ctx),
-          "import-model-config")))
-    return {};
   std::optional<JsonInput> in = readJsonObject(sourceMgr, ctx, "model config");
   if (!in)
     return {};

@@ -10,7 +10,7 @@
 #ifndef TRAINVERIFY_TRANSLATE_NNSCALER_H
 #define TRAINVERIFY_TRANSLATE_NNSCALER_H
 
-#include "JsonInput.h"
+#include "TrainVerify/Import/JsonInput.h"
 #include "TrainVerify/Dialect/TVOps.h"
 
 #include "mlir/IR/Builders.h"

@@ -7,7 +7,7 @@
 // unknown one is an error naming the node.
 //
 //===----------------------------------------------------------------------===//
-#include "JsonInput.h"
+#include "TrainVerify/Import/JsonInput.h"
 #include "NnScaler.h"
 #include "TrainVerify/Dialect/LongLineDiagnostics.h"
 #include "llvm/ADT/ScopeExit.h"
