@@ -14,6 +14,7 @@
 #include "TrainVerify/Verify/Executor.h"
 #include "TrainVerify/Verify/StageVerifier.h"
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <random>
@@ -398,7 +399,8 @@ bool replay(StageOp stage, const PlanSchedule &schedule,
 std::string runExact(StageOp stage, const PlanSchedule &schedule,
                      std::mt19937_64 &rng, Outcome<ExactValue> &out);
 
-// StageBlame.cpp: where a counterexample's plan departs from the spec.
+// StageBlame.cpp and StageRelations.cpp: where a counterexample's plan
+// departs from the spec.
 /// Whether `t` is one block of `s` (the same rank, dimensions dividing).
 bool isBlockOf(const Tensor<double> &t, const Tensor<double> &s);
 /// The offsets of the aligned block of `s` that `t` equals, if any.
@@ -424,6 +426,22 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
 /// result of the spec's op, or a spec intermediate the plan stops at).
 std::string missingSpecOps(StageOp stage, const Outcome<double> &out,
                            const Tensor<double> &plan, Value expected);
+
+// StageRelations.cpp: what a plan value is in terms of spec values.
+/// `t` without its dimensions of size one.
+Tensor<double> squeezed(const Tensor<double> &t);
+/// The values the fused spec ops of `stage` compute on their way (the
+/// softmax cross-entropy gradient's row maxima, softmax, terms ...),
+/// appended to `derived`.
+void fusedInsides(StageOp stage, const Outcome<double> &out,
+                  std::deque<Tensor<double>> &derived);
+/// The spec op of `op`'s kind that reads, where `op` reads a spec value S,
+/// an op's result computed from S: the note naming the op the plan lacks
+/// between them ("" if none); `folded` names the plan's op of that kind
+/// when it was folded into `op` (decision 103).
+std::string skippedSpecOp(StageOp stage, Operation *op,
+                          llvm::function_ref<Value(Value)> specOf,
+                          std::optional<FoldedOp> *folded);
 
 } // namespace mlir::tv::stagecheck
 

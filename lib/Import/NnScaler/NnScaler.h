@@ -104,6 +104,13 @@ private:
   void define(Prog &p, const TRef &t, Value v, int part = 0);
   LogicalResult emitNode(Prog &p, GraphInfo &g, const json::Object &node,
                          const std::string &path);
+  /// A MovePrim or BroadcastPrim node (`op`) as sends and receives
+  /// (NnScalerTransfers.cpp); `in` reads input i.
+  LogicalResult emitTransfer(Prog &p, GraphInfo &g, const json::Object &n,
+                             StringRef op, const std::string &path,
+                             Location loc, ArrayRef<TRef> ins,
+                             ArrayRef<TRef> outs,
+                             llvm::function_ref<FailureOr<Value>(size_t)> in);
   /// Warns at the nodes that read a plan tensor claimed by two spec tensors.
   void warnConflictingClaims(
       const std::map<std::pair<std::string, int64_t>, std::set<std::string>>

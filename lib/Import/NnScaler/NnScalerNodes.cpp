@@ -89,40 +89,6 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
   auto rankOf = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getRank();
   };
-  // The halves of a point-to-point transfer (MovePrim, BroadcastPrim): the
-  // tag pairs a send with its recv by the tensor in flight (tid, mb).
-  // A program of several ranks names its peer as a shift of coordinates
-  // (the same for every translate), a program of one rank explicitly.
-  auto peerAttrs = [&](int64_t peer) -> std::pair<IntegerAttr,
-                                                  DenseI64ArrayAttr> {
-    if (p.ranks.size() <= 1)
-      return {b.getI64IntegerAttr(peer), DenseI64ArrayAttr()};
-    auto coords = [&](int64_t r) {
-      return SmallVector<int64_t>{r / planRanks, r / meshSizes[2] % meshSizes[1],
-                                  r % meshSizes[2]};
-    };
-    SmallVector<int64_t> a = coords(p.rank), c = coords(peer), shift;
-    for (auto [x, y] : llvm::zip(a, c))
-      shift.push_back(y - x);
-    return {IntegerAttr(), b.getDenseI64ArrayAttr(shift)};
-  };
-  auto sendTo = [&](Value x, int64_t dst) {
-    auto [peer, shift] = peerAttrs(dst);
-    auto s = SendOp::create(b, loc, x, peer, StringAttr(), IntegerAttr(),
-                            b.getI64IntegerAttr(outs[0].tid * 1000 +
-                                                outs[0].mb + 1),
-                            shift);
-    setMicroBatch(s, outs[0].mb);
-  };
-  auto recvFrom = [&](int64_t src) {
-    auto [peer, shift] = peerAttrs(src);
-    auto r = RecvOp::create(b, loc, outTy(0), peer, StringAttr(), IntegerAttr(),
-                            b.getI64IntegerAttr(ins[0].tid * 1000 +
-                                                ins[0].mb + 1),
-                            shift);
-    setMicroBatch(r, outs[0].mb);
-    define(p, outs[0], r);
-  };
   // A kwarg the op's semantics do not read is refused by name.
   auto knownKwargs = [&](std::initializer_list<StringRef> known)
       -> LogicalResult {
@@ -629,26 +595,10 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
                                ? IntegerAttr()
                                : b.getI64IntegerAttr(idx),
                            ArrayAttr(), classGroups(p, members)));
-  } else if (op == "MovePrim") {
-    const json::Object *p2p = n.getObject("p2p");
-    std::optional<StringRef> role = p2p ? p2p->getString("role") : std::nullopt;
-    std::optional<int64_t> src = p2p ? p2p->getInteger("src") : std::nullopt;
-    std::optional<int64_t> dst = p2p ? p2p->getInteger("dst") : std::nullopt;
-    if (!role || !src || !dst || ins.size() != 1 || outs.size() != 1)
-      return emitError(loc) << "nnscaler import: at " << path
-                            << ": MovePrim needs p2p {src, dst, role} and one "
-                               "input and output";
-    if (*role == "send") {
-      auto x = in(0);
-      if (failed(x))
-        return failure();
-      sendTo(*x, *dst);
-    } else if (*role == "recv") {
-      recvFrom(*src);
-    } else {
-      return emitError(loc) << "nnscaler import: at " << path
-                            << ".p2p.role: expected 'send' or 'recv'";
-    }
+  } else if (op == "MovePrim" || op == "BroadcastPrim") {
+    if (failed(emitTransfer(p, g, n, op, path, loc, ins, outs,
+                            [&](size_t i) { return in(i); })))
+      return failure();
   } else if (op == "FW_nns_moe_gate" || op == "BW_nns_moe_gate") {
     // DeepSeek-V3's router (nnScaler's gate_fw): FW [x, w] -> [weights,
     // indices]; BW [d weights, x, w] -> [dx, dw]. Every kwarg is modeled or
@@ -741,50 +691,6 @@ LogicalResult Importer::emitNode(Prog &p, GraphInfo &g,
                                      v[5], v[6], start);
       for (unsigned i = 0; i < 5; ++i)
         define(p, outs[i], gg->getResult(i));
-    }
-  } else if (op == "BroadcastPrim") {
-    // The source sends its tensor to every other rank of `kwargs.ranks`;
-    // each of them receives it (nnScaler broadcasts the loss this way to
-    // the first pipeline stage). Written as point-to-point, so a wrong
-    // source or member list is a dataflow error like a wrong MovePrim.
-    const json::Object *p2p = n.getObject("p2p");
-    std::optional<StringRef> role = p2p ? p2p->getString("role") : std::nullopt;
-    std::optional<int64_t> src = p2p ? p2p->getInteger("src") : std::nullopt;
-    const json::Array *ranks = kw ? kw->getArray("ranks") : nullptr;
-    if (!role || !src || !ranks || ins.size() != 1 || outs.size() != 1)
-      return emitError(loc) << "nnscaler import: at " << path
-                            << ": BroadcastPrim needs p2p {src, role}, "
-                               "kwargs.ranks and one input and output";
-    SmallVector<int64_t> members;
-    for (const json::Value &r : *ranks) {
-      std::optional<int64_t> m = r.getAsInteger();
-      if (!m || *m < 0)
-        return emitError(loc) << "nnscaler import: at " << path
-                              << ".kwargs.ranks: expected rank numbers";
-      members.push_back(*m);
-    }
-    if (!llvm::is_contained(members, *src) ||
-        !llvm::is_contained(members, p.rank))
-      return emitError(loc) << "nnscaler import: at " << path
-                            << ": broadcast source " << *src << " and rank "
-                            << p.rank << " must both be in kwargs.ranks";
-    if (*role == "send") {
-      if (*src != p.rank)
-        return emitError(loc) << "nnscaler import: at " << path
-                              << ": rank " << p.rank
-                              << " sends a broadcast whose source is " << *src;
-      auto x = in(0);
-      if (failed(x))
-        return failure();
-      llvm::sort(members);
-      for (int64_t dst : members)
-        if (dst != p.rank)
-          sendTo(*x, dst);
-    } else if (*role == "recv") {
-      recvFrom(*src);
-    } else {
-      return emitError(loc) << "nnscaler import: at " << path
-                            << ".p2p.role: expected 'send' or 'recv'";
     }
   } else {
     return emitError(loc) << "nnscaler import: at " << path

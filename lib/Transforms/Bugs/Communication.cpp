@@ -45,9 +45,9 @@ void mlir::tv::bugs::addCollectiveBugs(std::vector<BugClass> &out) {
          auto ar = cast<AllReduceOp>(s.target);
          Block &body = s.prog.getBody().front();
          OpBuilder ib(&body, body.begin());
-         auto stale = InputOp::create(
-             ib, ar.getLoc(), ar.getType(),
-             "stale.allreduce." + std::to_string(s.index));
+         auto stale =
+             InputOp::create(ib, ar.getLoc(), ar.getType(),
+                             "stale.allreduce." + std::to_string(s.index));
          s.tag(stale);
          ar.getResult().replaceAllUsesWith(stale.getResult());
          ar->erase();
@@ -68,15 +68,15 @@ void mlir::tv::bugs::addCollectiveBugs(std::vector<BugClass> &out) {
          auto ar = cast<AllReduceOp>(s.target);
          OpBuilder bld(ar);
          auto ty = cast<RankedTensorType>(ar.getType());
-         int64_t n = s.mesh ? (int64_t)ar.getGroup(s.prog.getRanks().front())
-                                  .size()
-                            : 1;
+         int64_t n =
+             s.mesh ? (int64_t)ar.getGroup(s.prog.getRanks().front()).size()
+                    : 1;
          SmallVector<int64_t> shape(ty.getShape());
          shape[0] *= n;
          auto ag = AllGatherOp::create(
-             bld, ar.getLoc(), RankedTensorType::get(shape, ty.getElementType()),
-             ar.getInput(), 0, DenseI64ArrayAttr(), ar.getAxesAttr(),
-             ar.getRankGroupsAttr());
+             bld, ar.getLoc(),
+             RankedTensorType::get(shape, ty.getElementType()), ar.getInput(),
+             0, DenseI64ArrayAttr(), ar.getAxesAttr(), ar.getRankGroupsAttr());
          auto sl = SliceOp::create(bld, ar.getLoc(), ty, ag,
                                    SmallVector<int64_t>(ty.getRank(), 0));
          s.tag(ag);
@@ -131,30 +131,30 @@ void mlir::tv::bugs::addCollectiveBugs(std::vector<BugClass> &out) {
       toCopy};
   bw.fromEnd = true;
   out.push_back(bw);
-  BugClass peer{
-      "wrong-pp-peer", family,
-      "A receive names another rank than its sender (on one rank).",
-      [](const BugSite &) -> Candidates {
-        return [](Operation *op) { return isa<RecvOp>(op); };
-      },
-      [](BugSite &s) -> LogicalResult {
-        auto recv = cast<RecvOp>(s.target);
-        int64_t right = recv.getPeerOf(s.rank);
-        int64_t n = s.mesh ? s.mesh.getNumRanks() : 1;
-        int64_t wrong = -1;
-        for (int64_t r = 0; r < n && wrong < 0; ++r)
-          if (r != right && r != s.rank)
-            wrong = r;
-        if (wrong < 0)
-          return recv.emitError()
-                 << "wrong-pp-peer needs a third rank on the mesh";
-        recv->removeAttr("peer_axis");
-        recv->removeAttr("peer_offset");
-        recv->removeAttr("peer_shift");
-        recv->setAttr("peer", OpBuilder(recv).getI64IntegerAttr(wrong));
-        s.tag(recv);
-        return success();
-      }};
+  BugClass peer{"wrong-pp-peer", family,
+                "A receive names another rank than its sender (on one rank).",
+                [](const BugSite &) -> Candidates {
+                  return [](Operation *op) { return isa<RecvOp>(op); };
+                },
+                [](BugSite &s) -> LogicalResult {
+                  auto recv = cast<RecvOp>(s.target);
+                  int64_t right = recv.getPeerOf(s.rank);
+                  int64_t n = s.mesh ? s.mesh.getNumRanks() : 1;
+                  int64_t wrong = -1;
+                  for (int64_t r = 0; r < n && wrong < 0; ++r)
+                    if (r != right && r != s.rank)
+                      wrong = r;
+                  if (wrong < 0)
+                    return recv.emitError()
+                           << "wrong-pp-peer needs a third rank on the mesh";
+                  recv->removeAttr("peer_axis");
+                  recv->removeAttr("peer_offset");
+                  recv->removeAttr("peer_shift");
+                  recv->setAttr("peer",
+                                OpBuilder(recv).getI64IntegerAttr(wrong));
+                  s.tag(recv);
+                  return success();
+                }};
   peer.singleRank = true;
   out.push_back(peer);
   out.push_back(

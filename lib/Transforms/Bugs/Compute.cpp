@@ -34,8 +34,8 @@ static LogicalResult halve(BugSite &s) {
   OpBuilder bld(s.target);
   bld.setInsertionPointAfter(s.target);
   Value r = s.target->getResult(0);
-  auto sc = ScaleOp::create(bld, s.target->getLoc(), r,
-                            bld.getF64FloatAttr(0.5));
+  auto sc =
+      ScaleOp::create(bld, s.target->getLoc(), r, bld.getF64FloatAttr(0.5));
   r.replaceAllUsesExcept(sc.getResult(), sc);
   s.tag(sc);
   return success();
@@ -62,8 +62,7 @@ void mlir::tv::bugs::addComputeBugs(std::vector<BugClass> &out) {
       [](BugSite &s) {
         auto p = cast<PowOp>(s.target);
         double e = p.getScalar().convertToDouble();
-        p.setScalarAttr(
-            OpBuilder(p).getF64FloatAttr(e == 1.0 ? 2.0 : e - 1.0));
+        p.setScalarAttr(OpBuilder(p).getF64FloatAttr(e == 1.0 ? 2.0 : e - 1.0));
         s.tag(p);
         return success();
       }};
@@ -100,9 +99,9 @@ void mlir::tv::bugs::addComputeBugs(std::vector<BugClass> &out) {
               other = v;
         }
         if (!other)
-          return s.module.emitError() << "no other tensor of type "
-                                      << grad.getType()
-                                      << " for bw-wrong-input";
+          return s.module.emitError()
+                 << "no other tensor of type " << grad.getType()
+                 << " for bw-wrong-input";
         s.target->setOperand(gi, other);
         s.tag(s.target);
         return success();

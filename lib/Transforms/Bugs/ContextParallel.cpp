@@ -58,8 +58,7 @@ void mlir::tv::bugs::addContextParallelBugs(std::vector<BugClass> &out) {
                   << "bug '" << s.name << "' needs a mesh with a cp axis";
          auto sc = cast<ScaleOp>(s.target);
          sc.setScalarAttr(OpBuilder(sc).getF64FloatAttr(
-             sc.getScalar().convertToDouble() *
-             (double)s.mesh.getSizes()[i]));
+             sc.getScalar().convertToDouble() * (double)s.mesh.getSizes()[i]));
          s.tag(sc);
          return success();
        }});
@@ -86,8 +85,9 @@ void mlir::tv::bugs::addContextParallelBugs(std::vector<BugClass> &out) {
          shape[1] /= n;
          shape[3] *= n;
          auto bad = AllToAllOp::create(
-             bld, a2a.getLoc(), RankedTensorType::get(shape, ty.getElementType()),
-             a2a.getInput(), 1, 3, a2a.getAxesAttr(), a2a.getRankGroupsAttr());
+             bld, a2a.getLoc(),
+             RankedTensorType::get(shape, ty.getElementType()), a2a.getInput(),
+             1, 3, a2a.getAxesAttr(), a2a.getRankGroupsAttr());
          for (NamedAttribute a : a2a->getDiscardableAttrs())
            bad->setAttr(a.getName(), a.getValue());
          auto view = ReshapeOp::create(bld, a2a.getLoc(), ty, bad.getResult());

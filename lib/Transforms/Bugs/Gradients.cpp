@@ -7,40 +7,40 @@ using namespace mlir::tv::bugs;
 
 void mlir::tv::bugs::addGradientBugs(std::vector<BugClass> &out) {
   const char *family = "Gradient reduction and scaling";
-  out.push_back(
-      {"early-grad-reduce", family,
-       "The data-parallel gradient reduction runs before the last "
-       "micro-batch's gradient is added: all_reduce(a + b) becomes "
-       "all_reduce(a) + b.",
-       [](const BugSite &) -> Candidates {
-         // A gradient reduction of an accumulated (summed) gradient.
-         return [](Operation *op) {
-           auto ar = dyn_cast<AllReduceOp>(op);
-           if (!ar || !ar.getInput().getDefiningOp<AddOp>() ||
-               !isGradReduction(ar.getResult()))
-             return false;
-           // The data-parallel reduction, not sequence parallelism's tp one.
-           if (std::optional<ArrayAttr> axes = ar.getAxes())
-             for (Attribute a : *axes)
-               if (cast<StringAttr>(a).getValue() == "tp")
-                 return false;
-           return true;
-         };
-       },
-       [](BugSite &s) {
-         auto ar = cast<AllReduceOp>(s.target);
-         OpBuilder bld(ar);
-         auto add = ar.getInput().getDefiningOp<AddOp>();
-         auto early = AllReduceOp::create(
-             bld, ar.getLoc(), add.getLhs().getType(), add.getLhs(),
-             ar.getKind(), ar.getAxesAttr(), ar.getRankGroupsAttr());
-         auto late =
-             AddOp::create(bld, ar.getLoc(), ar.getType(), early, add.getRhs());
-         s.tag(early);
-         ar.getResult().replaceAllUsesWith(late.getResult());
-         ar->erase();
-         return success();
-       }});
+  out.push_back({"early-grad-reduce", family,
+                 "The data-parallel gradient reduction runs before the last "
+                 "micro-batch's gradient is added: all_reduce(a + b) becomes "
+                 "all_reduce(a) + b.",
+                 [](const BugSite &) -> Candidates {
+                   // A gradient reduction of an accumulated (summed) gradient.
+                   return [](Operation *op) {
+                     auto ar = dyn_cast<AllReduceOp>(op);
+                     if (!ar || !ar.getInput().getDefiningOp<AddOp>() ||
+                         !isGradReduction(ar.getResult()))
+                       return false;
+                     // The data-parallel reduction, not sequence parallelism's
+                     // tp one.
+                     if (std::optional<ArrayAttr> axes = ar.getAxes())
+                       for (Attribute a : *axes)
+                         if (cast<StringAttr>(a).getValue() == "tp")
+                           return false;
+                     return true;
+                   };
+                 },
+                 [](BugSite &s) {
+                   auto ar = cast<AllReduceOp>(s.target);
+                   OpBuilder bld(ar);
+                   auto add = ar.getInput().getDefiningOp<AddOp>();
+                   auto early = AllReduceOp::create(
+                       bld, ar.getLoc(), add.getLhs().getType(), add.getLhs(),
+                       ar.getKind(), ar.getAxesAttr(), ar.getRankGroupsAttr());
+                   auto late = AddOp::create(bld, ar.getLoc(), ar.getType(),
+                                             early, add.getRhs());
+                   s.tag(early);
+                   ar.getResult().replaceAllUsesWith(late.getResult());
+                   ar->erase();
+                   return success();
+                 }});
   out.push_back(
       {"grad-scale-mb", family,
        "The loss seed's 1/(dp x micro-batches) scaling, or an accumulated "
@@ -101,17 +101,15 @@ void mlir::tv::bugs::addGradientBugs(std::vector<BugClass> &out) {
           // Under the distributed optimizer it sums the embedding's bucket
           // shard, right after the data-parallel reduce-scatter.
           return acrossStages &&
-                 (reachesOutput(ar.getResult(),
-                                [](StringRef n) {
-                                  return n == "tok_embeddings.grad";
-                                }) ||
+                 (reachesOutput(
+                      ar.getResult(),
+                      [](StringRef n) { return n == "tok_embeddings.grad"; }) ||
                   isa_and_nonnull<ReduceScatterOp>(
                       ar.getInput().getDefiningOp()));
         };
       },
       [](BugSite &s) {
-        replaceByCopy(s.target, cast<AllReduceOp>(s.target).getInput(),
-                      s.name);
+        replaceByCopy(s.target, cast<AllReduceOp>(s.target).getInput(), s.name);
         return success();
       }};
   // One collective on two stages' programs: a framework that never syncs

@@ -1,4 +1,5 @@
-//===- ModelParallel.cpp - bugs of sequence, expert, vocabulary parallelism ===//
+//===- ModelParallel.cpp - bugs of sequence, expert, vocabulary parallelism
+//===//
 #include "BugClass.h"
 
 using namespace mlir;
@@ -67,9 +68,8 @@ void mlir::tv::bugs::addModelParallelBugs(std::vector<BugClass> &out) {
          auto rs = cast<ReduceScatterOp>(s.target);
          OpBuilder bld(rs);
          auto chunk = ChunkOp::create(bld, rs.getLoc(), rs.getType(),
-                                      rs.getInput(), rs.getDim(),
-                                      IntegerAttr(), rs.getAxesAttr(),
-                                      rs.getRankGroupsAttr());
+                                      rs.getInput(), rs.getDim(), IntegerAttr(),
+                                      rs.getAxesAttr(), rs.getRankGroupsAttr());
          for (NamedAttribute a : rs->getDiscardableAttrs())
            chunk->setAttr(a.getName(), a.getValue());
          s.tag(chunk);
@@ -177,7 +177,8 @@ void mlir::tv::bugs::addModelParallelBugs(std::vector<BugClass> &out) {
        },
        [](BugSite &s) {
          if (auto ce = dyn_cast<CrossEntropyOp>(s.target)) {
-           ce->setOperand(0, ce.getLogits().getDefiningOp<SliceOp>().getInput());
+           ce->setOperand(0,
+                          ce.getLogits().getDefiningOp<SliceOp>().getInput());
            s.tag(ce);
            return success();
          }

@@ -65,7 +65,8 @@ std::string mlir::tv::bugs::bugClassesMarkdown() {
   for (const BugClass &c : bugClasses()) {
     if (family != c.family) {
       family = c.family;
-      s += "\n## " + family.str() + "\n\n| class | what it does | scope |\n"
+      s += "\n## " + family.str() +
+           "\n\n| class | what it does | scope |\n"
            "|---|---|---|\n";
     }
     s += "| `" + std::string(c.name) + "` | " + cell(c.summary) + " | " +

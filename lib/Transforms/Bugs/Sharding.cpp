@@ -80,10 +80,11 @@ void mlir::tv::bugs::addShardingBugs(std::vector<BugClass> &out) {
          shape[wrong] /= n;
          OpBuilder bld(rs);
          auto bad = ReduceScatterOp::create(
-             bld, rs.getLoc(), RankedTensorType::get(shape, inTy.getElementType()),
-             rs.getInput(), wrong, rs.getKind(), rs.getAxesAttr(),
-             rs.getRankGroupsAttr());
-         auto view = ReshapeOp::create(bld, rs.getLoc(), outTy, bad.getResult());
+             bld, rs.getLoc(),
+             RankedTensorType::get(shape, inTy.getElementType()), rs.getInput(),
+             wrong, rs.getKind(), rs.getAxesAttr(), rs.getRankGroupsAttr());
+         auto view =
+             ReshapeOp::create(bld, rs.getLoc(), outTy, bad.getResult());
          s.tag(bad);
          rs.getResult().replaceAllUsesWith(view.getResult());
          rs->erase();

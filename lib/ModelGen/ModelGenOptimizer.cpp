@@ -1,0 +1,382 @@
+//===- ModelGenOptimizer.cpp - end of step: gradients, optimizer ----------===//
+//
+// The end of a rank program's step (ModelGen.h): the data-parallel
+// reduction of the weight gradients and the optimizer step (SGD or Adam,
+// ZeRO-1/2/3 shards), or under Megatron-LM's distributed optimizer the
+// flat gradient buffers and the step on the range each rank owns.
+//
+//===----------------------------------------------------------------------===//
+#include "ModelGen.h"
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::tv::modelgen;
+
+void Gen::endOfStep(Prog &P) {
+  if (p.distOpt)
+    return flatStep(P);
+  std::vector<std::string> dense = dpAxes(), expert = expertDpAxes();
+  for (const Buf &b : bufs) {
+    bool isExpert = b.epDim >= 0;
+    const std::vector<std::string> &axes = isExpert ? expert : dense;
+    int64_t n = isExpert ? expertDpN() : dpN();
+    std::string gn = b.name + ".grad";
+    Val g = localGrad(P, b);
+    int64_t zDim = p.zero >= 1 ? zeroDim(b.shape, n) : -1;
+    Rec gr{gn, gn, b.shape, -1, b.tpDim, curStage, -1};
+    gr.epDim = b.epDim;
+    // Per-rank mean loss: a dense gradient is averaged over dp. An expert's
+    // is summed over its expert-data-parallel group (dp / ep ranks) and
+    // divided by the whole dp, as torchtitan sets its experts' gradient
+    // divide factor: it already holds the tokens of its ep group.
+    bool expertDivide = p.perRankLoss && isExpert && p.dp > 1;
+    bool average = p.perRankLoss && !expertDivide;
+    if (p.zero >= 2 && zDim >= 0) {
+      // ZeRO-2/3: each rank keeps only its shard of the reduced gradient.
+      g = P.reduceScatter(g, zDim, n, axes, gn, average);
+      gr.shape = g.s;
+      gr.zDim = zDim;
+      gr.zExpert = isExpert;
+    } else if (n > 1) {
+      g = average ? P.allReduceAvg(g, axes, gn) : P.allReduce(g, axes, gn);
+    }
+    if (expertDivide)
+      g = P.scale(g, 1.0 / (double)p.dp, gn + "_divide");
+    // Tied embeddings over pipeline stages: the first stage's table and the
+    // last stage's copy sum their gradients over the embedding group (each
+    // pair of ranks with the same data- and tensor-parallel coordinates),
+    // after the data-parallel reduction, as Megatron's
+    // finalize_model_grads does; ZeRO shards are paired shard by shard.
+    if (tiedCopy(b))
+      g = P.allReduceGroups(g, embeddingGroups(), gn + "_embedding_group");
+    P.output(gn, g);
+    recs.push_back(gr);
+    if (!p.zero && !p.adam)
+      continue;
+    // ZeRO-1/2: the optimizer step on this rank's shard, then an all-gather
+    // of the updated parameter; Adam's moments exist only as that shard.
+    Val w = weightsIn.at(b.name);
+    Val gs = g, ws = w;
+    if (zDim >= 0 && p.zero < 3) {
+      ws = P.chunk(w, zDim, n, axes, b.name + "_shard");
+      if (p.zero == 1)
+        gs = P.chunk(g, zDim, n, axes, gn + "_shard");
+    }
+    auto stateRec = [&](const std::string &name) {
+      Rec r{name, name, ws.s, -1, b.tpDim, curStage, -1};
+      r.epDim = b.epDim;
+      if (zDim >= 0) {
+        r.zDim = zDim;
+        r.zExpert = isExpert;
+      }
+      recs.push_back(r);
+    };
+    Val nw = optimizerStep(
+        P, b.name, ws, gs,
+        [&](const std::string &k) {
+          stateRec(b.name + k);
+          return P.input(b.name + k, ws.s);
+        },
+        [&](const std::string &k, const Val &v) {
+          P.output(b.name + k + ".new", v);
+          stateRec(b.name + k + ".new");
+        });
+    // ZeRO-1/2 all-gather the updated parameter; ZeRO-3 keeps the shard.
+    if (zDim >= 0 && p.zero < 3)
+      nw = P.allGather(nw, zDim, n, axes, b.name + "_new");
+    P.output(b.name + ".new", nw);
+    Rec wr{b.name + ".new", b.name + ".new", nw.s, -1, b.tpDim, curStage, -1};
+    wr.epDim = b.epDim;
+    if (zDim >= 0 && p.zero == 3) {
+      wr.zDim = zDim;
+      wr.zExpert = isExpert;
+    }
+    recs.push_back(wr);
+  }
+}
+
+/// The boxes of a row-major tensor of `shape` that its flat range [a, b)
+/// covers, in flat order, as (lower corner, extents): a partial row, whole
+/// rows, a partial row, recursively (at most 2 x rank - 1 boxes).
+static void flatBoxes(ArrayRef<int64_t> shape, int64_t a, int64_t b,
+                      Shape lower, std::vector<std::pair<Shape, Shape>> &out) {
+  size_t k = lower.size();
+  Shape ones(k, 1);
+  if (k + 1 == shape.size()) {
+    Shape lo = lower, ext = ones;
+    lo.push_back(a);
+    ext.push_back(b - a);
+    out.push_back({lo, ext});
+    return;
+  }
+  int64_t inner = 1;
+  for (size_t i = k + 1; i < shape.size(); ++i)
+    inner *= shape[i];
+  int64_t i0 = a / inner, i1 = b / inner, r0 = a % inner, r1 = b % inner;
+  auto at = [&](int64_t i) {
+    Shape l = lower;
+    l.push_back(i);
+    return l;
+  };
+  if (i0 == i1)
+    return flatBoxes(shape, r0, r1, at(i0), out);
+  if (r0) {
+    flatBoxes(shape, r0, inner, at(i0), out);
+    ++i0;
+  }
+  if (i1 > i0) {
+    Shape lo = at(i0), ext = ones;
+    ext.push_back(i1 - i0);
+    for (size_t i = k + 1; i < shape.size(); ++i) {
+      lo.push_back(0);
+      ext.push_back(shape[i]);
+    }
+    out.push_back({lo, ext});
+  }
+  if (r1)
+    flatBoxes(shape, 0, r1, at(i1), out);
+}
+
+static int64_t volume(ArrayRef<int64_t> s) {
+  int64_t v = 1;
+  for (int64_t x : s)
+    v *= x;
+  return v;
+}
+
+void Gen::flatStep(Prog &P) {
+  const int64_t dd = curZ / p.cp, c = curZ % p.cp;
+  const int64_t e = dd % p.ep, edp = dd / p.ep;
+  // Megatron keeps two buffers: the dense parameters' over the data-parallel
+  // group (dp x cp) and the experts' over the expert data-parallel group
+  // (dp / ep x cp, the ranks holding the same experts). This rank's index
+  // in each, its size and its mesh axes.
+  struct Group {
+    bool expert;
+    int64_t n, z;
+    std::vector<std::string> axes;
+    std::vector<size_t> bufs;
+  };
+  Group groups[2] = {{false, dpN(), curZ, dpAxes(), {}},
+                     {true, expertDpN(), edp * p.cp + c, expertDpAxes(), {}}};
+  for (size_t i = 0; i < bufs.size(); ++i)
+    groups[bufs[i].epDim >= 0].bufs.push_back(i);
+  // The spec box of a (tp- and ep-local) box of buffer b on tp rank t.
+  auto specBox = [&](const Buf &b, const Shape &lower, const Shape &ext,
+                     int64_t t) {
+    std::string box;
+    for (size_t i = 0; i < ext.size(); ++i) {
+      int64_t lo = lower[i];
+      if ((int64_t)i == b.tpDim)
+        lo += t * b.shape[i];
+      if ((int64_t)i == b.epDim)
+        lo += e * b.shape[i];
+      box += (i ? ", " : "") + std::to_string(lo) + ":" +
+             std::to_string(lo + ext[i]);
+    }
+    return box;
+  };
+
+  // The gradients as the backward leaves them in the buffer (sequence- and
+  // head-partial ones all-reduced over tp first, as Megatron does), tagged:
+  // the spec's gradient is their sum over the buffer's group (and, for a
+  // tied embedding, over the embedding group). That is the gradient's
+  // lineage, and a cut: what follows is data movement and the elementwise
+  // step, a stage of its own.
+  std::vector<Val> grads;
+  for (const Buf &b : bufs) {
+    std::string gn = b.name + ".grad";
+    Val g = localGrad(P, b);
+    P.tag(gn + ".local", g);
+    grads.push_back(g);
+    bool isExpert = b.epDim >= 0;
+    bool tied = tiedCopy(b);
+    // Recorded once per expert shard (the first coordinate holding it),
+    // once per stage otherwise; a tied embedding's with the last stage.
+    if ((isExpert ? edp * p.cp + c : curZ) != 0 ||
+        (tied && curStage != p.pp - 1))
+      continue;
+    auto sumOver = [&](int64_t t) {
+      std::string terms;
+      for (int64_t s : tied ? std::vector<int64_t>{0, p.pp - 1}
+                                : std::vector<int64_t>{curStage})
+        for (int64_t d = 0; d < p.dp; ++d)
+          for (int64_t cc = 0; cc < p.cp; ++cc)
+            if (!isExpert || d % p.ep == e)
+              terms += (terms.empty() ? "\"" : " + \"") + gn + ".local\":" +
+                       std::to_string(rankOf(d, s, cc, t));
+      return "[" + terms + "]";
+    };
+    // A per-rank mean: dense gradients are averaged over the group; an
+    // expert's is summed over its group and divided by dp (decision 66).
+    int64_t den = !p.perRankLoss ? 1 : isExpert ? p.dp : dpN();
+    std::string scaled = den > 1 ? " scaled 1/" + std::to_string(den) : "";
+    Shape zero(b.shape.size(), 0);
+    for (int64_t t = 0; t < (b.tpDim >= 0 ? p.tp : 1); ++t) {
+      std::string groupsText;
+      if (b.tpDim >= 0)
+        groupsText = sumOver(t);
+      else
+        for (int64_t tt = 0; tt < p.tp; ++tt)
+          groupsText += (tt ? " | " : "") + sumOver(tt);
+      flatLines.push_back("tv.lineage #tv.lineage<\"" + gn + "\"[" +
+                          specBox(b, zero, b.shape, t) + "] = " + groupsText +
+                          scaled + ">\n");
+    }
+  }
+
+  // One lineage statement per owned box: its spec box on this coordinate's
+  // ranks, one group per tp rank when the parameter is replicated over tp.
+  auto line = [&](const Buf &b, const std::string &spec, const Shape &lower,
+                  const Shape &ext, const std::string &plan) {
+    auto stmt = [&](ArrayRef<int64_t> tps) {
+      std::string key = "\"" + spec + "\"[" + specBox(b, lower, ext, tps[0]) +
+                        "]";
+      auto [it, fresh] = flatStmtIndex.try_emplace(key, flatStmts.size());
+      if (fresh)
+        flatStmts.push_back({key, {}});
+      for (int64_t t : tps)
+        flatStmts[it->second].second.push_back(
+            "[\"" + plan + "\":" +
+            std::to_string(rankOf(dd, curStage, c, t)) + "]");
+    };
+    if (b.tpDim >= 0)
+      for (int64_t t = 0; t < p.tp; ++t)
+        stmt({t});
+    else {
+      std::vector<int64_t> all;
+      for (int64_t t = 0; t < p.tp; ++t)
+        all.push_back(t);
+      stmt(all);
+    }
+  };
+
+  auto pad = [](int64_t x, int64_t d) { return (x + d - 1) / d * d; };
+  struct Slot {
+    size_t buf;
+    int64_t start, numel;
+  };
+  struct Bucket {
+    int64_t start, end;
+    std::vector<Slot> slots;
+  };
+  int64_t bucketId = 0;
+  for (const Group &grp : groups) {
+    if (grp.bufs.empty())
+      continue;
+    const int64_t n = grp.n, z = grp.z;
+    // Megatron-Core's _ParamAndGradBuffer: parameters in reverse order,
+    // each start padded to 64 elements, a bucket closed once it holds
+    // bucketSize elements (the tied embedding of a pipelined model in a
+    // bucket of its own), each bucket's end padded to a multiple of
+    // lcm(group size, 128).
+    const int64_t align = std::lcm<int64_t>(n, 128);
+    std::vector<Bucket> buckets;
+    std::vector<Slot> open;
+    int64_t bucketStart = 0, start = 0;
+    auto close = [&](int64_t end) {
+      int64_t e = pad(end, align);
+      buckets.push_back({bucketStart, e, std::move(open)});
+      open.clear();
+      bucketStart = e;
+      return e;
+    };
+    for (auto it = grp.bufs.rbegin(); it != grp.bufs.rend(); ++it) {
+      const Buf &b = bufs[*it];
+      bool own = tiedCopy(b);
+      start = pad(start, 64);
+      if (own && !open.empty())
+        start = close(start);
+      int64_t end = start + volume(b.shape);
+      open.push_back({*it, start, volume(b.shape)});
+      bool full = p.bucketSize > 0 && end - bucketStart >= p.bucketSize;
+      start = full || own ? close(end) : end;
+    }
+    if (!open.empty())
+      close(start);
+
+    for (const Bucket &bk : buckets) {
+      const std::string bn = "bucket" + std::to_string(bucketId++);
+      const int64_t size = bk.end - bk.start, shard = size / n;
+      // The flat gradient buffer: each parameter's gradient at its offset,
+      // zero in the padding.
+      std::optional<Val> flat;
+      bool embedding = false;
+      for (const Slot &sl : bk.slots) {
+        const Buf &b = bufs[sl.buf];
+        embedding |= tiedCopy(b);
+        Val f = P.reshape(grads[sl.buf], {sl.numel}, b.name + "_grad_flat");
+        Val e = P.sliceGrad(f, {sl.start - bk.start}, {size}, bn + "_grad");
+        flat = flat ? P.add(*flat, e, bn + "_grad") : e;
+      }
+      Val gs = n > 1 ? P.reduceScatter(*flat, 0, n, grp.axes,
+                                       bn + "_grad_shard",
+                                       p.perRankLoss && !grp.expert)
+                     : *flat;
+      if (grp.expert && p.perRankLoss && p.dp > 1)
+        gs = P.scale(gs, 1.0 / (double)p.dp, bn + "_grad_divide");
+      // The tied embedding's bucket: summed over the embedding group.
+      if (embedding)
+        gs = P.allReduceGroups(gs, embeddingGroups(), bn + "_embedding_group");
+      // The optimizer step on each box of a parameter this rank owns; the
+      // updated boxes go back to their places in the parameter buffer's
+      // shard.
+      const int64_t own0 = bk.start + z * shard, own1 = own0 + shard;
+      std::optional<Val> upd;
+      for (const Slot &sl : bk.slots) {
+        const Buf &b = bufs[sl.buf];
+        int64_t lo = std::max(own0, sl.start),
+                hi = std::min(own1, sl.start + sl.numel);
+        if (lo >= hi)
+          continue;
+        std::vector<std::pair<Shape, Shape>> boxes;
+        flatBoxes(b.shape, lo - sl.start, hi - sl.start, {}, boxes);
+        int64_t off = lo - own0;
+        for (size_t j = 0; j < boxes.size(); ++j) {
+          const auto &[lower, ext] = boxes[j];
+          const std::string part = ".part" + std::to_string(j),
+                            gn = b.name + ".grad";
+          int64_t vol = volume(ext);
+          Val gp = P.reshape(P.slice(gs, {off}, {vol}, gn + "_own"), ext,
+                             gn + "_own");
+          Val wp = P.slice(weightsIn.at(b.name), lower, ext, b.name + "_own");
+          Val np = optimizerStep(
+              P, b.name, wp, gp,
+              [&](const std::string &key) {
+                line(b, b.name + key, lower, ext, b.name + key + part);
+                return P.input(b.name + key + part, ext);
+              },
+              [&](const std::string &key, const Val &v) {
+                P.output(b.name + key + ".new" + part, v);
+                line(b, b.name + key + ".new", lower, ext,
+                     b.name + key + ".new" + part);
+              });
+          Val e = P.sliceGrad(P.reshape(np, {vol}, b.name + "_new_flat"),
+                              {off}, {shard}, bn + "_param_shard");
+          upd = upd ? P.add(*upd, e, bn + "_param_shard") : e;
+          off += vol;
+        }
+      }
+      // A rank whose range is all padding contributes nothing to a
+      // parameter.
+      if (!upd)
+        upd = P.scale(gs, 0.0, bn + "_param_shard");
+      Val full =
+          n > 1 ? P.allGather(*upd, 0, n, grp.axes, bn + "_param") : *upd;
+      for (const Slot &sl : bk.slots) {
+        const Buf &b = bufs[sl.buf];
+        Val nw = P.reshape(P.slice(full, {sl.start - bk.start}, {sl.numel},
+                                   b.name + "_view"),
+                           b.shape, b.name + "_new");
+        P.output(b.name + ".new", nw);
+        Rec wr{b.name + ".new", b.name + ".new", nw.s, -1, b.tpDim, curStage,
+               -1};
+        wr.epDim = b.epDim;
+        recs.push_back(wr);
+      }
+    }
+  }
+}

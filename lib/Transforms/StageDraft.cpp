@@ -1,0 +1,476 @@
+//===- StageDraft.cpp - which ops each stage of the partition holds -------===//
+//
+// For a computed spec tensor with a lineage: the spec ops between it and
+// the nearest lineage-carrying tensors above it, the plan ops between its
+// plan tensors and the nearest plan tensors that carry a lineage, and the
+// assumed lineages related to each other (--tv-stage-partition).
+//
+//===----------------------------------------------------------------------===//
+#include "StagePartitionImpl.h"
+
+using namespace mlir;
+using namespace mlir::tv;
+using namespace mlir::tv::partition;
+
+bool Partitioner::fullyCovered(StringRef name,
+                               ArrayRef<int64_t> shape) const {
+  // The union of the distinct boxes (replicas repeat one box per rank), by
+  // the grid their bounds cut the tensor into: each box marks its cells.
+  unsigned rank = shape.size();
+  std::vector<std::pair<ArrayRef<int64_t>, ArrayRef<int64_t>>> boxes;
+  for (LineageAttr l : lineagesOf(name)) {
+    if (l.getRank() != rank)
+      return true; // checkLineages reports it
+    ArrayRef<int64_t> lo = l.getLower(), hi = l.getUpper();
+    if (llvm::all_of(lo, [](int64_t x) { return x <= 0; }) &&
+        llvm::all_of(llvm::zip(hi, shape),
+                     [](auto p) { return std::get<0>(p) >= std::get<1>(p); }))
+      return true; // one box is the whole tensor
+    boxes.push_back({lo, hi});
+  }
+  llvm::sort(boxes);
+  boxes.erase(std::unique(boxes.begin(), boxes.end()), boxes.end());
+  std::vector<std::vector<int64_t>> cuts(rank);
+  for (unsigned k = 0; k < rank; ++k) {
+    cuts[k] = {0, shape[k]};
+    for (auto &[lo, hi] : boxes) {
+      cuts[k].push_back(std::clamp<int64_t>(lo[k], 0, shape[k]));
+      cuts[k].push_back(std::clamp<int64_t>(hi[k], 0, shape[k]));
+    }
+  }
+  int64_t cells = 1;
+  for (auto &c : cuts) {
+    llvm::sort(c);
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+    cells *= std::max<int64_t>((int64_t)c.size() - 1, 1);
+    if (cells > (1 << 20))
+      return true; // too fine to check: keep the cut
+  }
+  if (llvm::any_of(shape, [](int64_t n) { return n <= 0; }))
+    return true; // no element to cover
+  llvm::BitVector covered(cells);
+  int64_t work = 0;
+  SmallVector<int64_t> from(rank), to(rank), cell(rank);
+  for (auto &[lo, hi] : boxes) {
+    int64_t n = 1;
+    for (unsigned k = 0; k < rank; ++k) {
+      from[k] = llvm::lower_bound(cuts[k], std::clamp<int64_t>(lo[k], 0,
+                                                                shape[k])) -
+                cuts[k].begin();
+      to[k] = llvm::lower_bound(cuts[k], std::clamp<int64_t>(hi[k], 0,
+                                                              shape[k])) -
+              cuts[k].begin();
+      n *= std::max<int64_t>(to[k] - from[k], 0);
+    }
+    if ((work += n) > (1 << 24))
+      return true; // too many overlapping boxes: keep the cut
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t rest = i, index = 0;
+      for (int k = rank - 1; k >= 0; --k) {
+        int64_t m = to[k] - from[k];
+        cell[k] = from[k] + rest % m;
+        rest /= m;
+      }
+      for (unsigned k = 0; k < rank; ++k)
+        index = index * ((int64_t)cuts[k].size() - 1) + cell[k];
+      covered.set(index);
+    }
+  }
+  return covered.all();
+}
+
+std::string Partitioner::specNameWithLineage(Value v) const {
+  // Of several lineage-carrying names of one value, the one whose lineage
+  // comes first: the same rule the plan side uses, so that aliases point the
+  // same way on both sides (never a cycle).
+  auto it = specNames.namesOf.find(v);
+  if (it == specNames.namesOf.end())
+    return "";
+  std::string best;
+  size_t bestPos = SIZE_MAX;
+  for (const std::string &n : it->second) {
+    auto pos = lineagePos.find(n);
+    if (pos != lineagePos.end() && pos->second < bestPos) {
+      best = n;
+      bestPos = pos->second;
+    }
+  }
+  return best;
+}
+
+LogicalResult Partitioner::collect() {
+  for (Operation &op : module.getBody()->getOperations()) {
+    if (auto s = dyn_cast<SpecOp>(op)) {
+      if (spec)
+        return s.emitError() << "module holds more than one tv.spec";
+      spec = s;
+    } else if (auto p = dyn_cast<PlanOp>(op)) {
+      if (plan)
+        return p.emitError() << "module holds more than one tv.plan";
+      plan = p;
+    }
+  }
+  if (!spec || !plan) {
+    if (!module.getOps<StageOp>().empty())
+      return module.emitError()
+             << "module is already partitioned into stages";
+    return module.emitError() << "module needs a tv.spec and a tv.plan";
+  }
+  FailureOr<std::vector<LineageEntry>> all = collectLineages(module);
+  if (failed(all) || failed(checkLineages(module, *all)))
+    return failure();
+  specNames.build(spec.getBody().front());
+  for (const LineageEntry &entry : *all) {
+    LineageAttr attr = entry.attr;
+    StringRef name = attr.getSpec().getValue();
+    if (!lineages.count(name)) {
+      lineagePos[name] = lineageOrder.size();
+      lineageOrder.push_back(name.str());
+    }
+    lineages[name].push_back(attr);
+  }
+  allLineages = std::move(*all); // for keepSource
+  {
+    std::vector<char> covered(lineageOrder.size(), 1);
+    parallelFor(module.getContext(), 0, lineageOrder.size(), [&](size_t i) {
+      Value v = specNames.valueOf.lookup(lineageOrder[i]);
+      if (auto ty = v ? dyn_cast<RankedTensorType>(v.getType())
+                      : RankedTensorType())
+        covered[i] = fullyCovered(lineageOrder[i], ty.getShape());
+    });
+    for (auto [i, name] : llvm::enumerate(lineageOrder))
+      coverage[name] = covered[i];
+  }
+  auto sched = PlanSchedule::build(plan, /*localSteps=*/false);
+  if (failed(sched)) {
+    toolVerdict() = Verdict::Wrong; // deadlock or mismatched collectives
+    return failure();
+  }
+  schedule = std::move(*sched);
+  // Stages order their ops by the blocks' order indices, from several
+  // threads: computed once here, read only from then on.
+  spec.getBody().front().recomputeOpOrder();
+  for (auto prog : plan.getBody().front().getOps<RankProgramOp>()) {
+    prog.getBody().front().recomputeOpOrder();
+    progNames[prog].build(prog.getBody().front());
+    for (auto [pos, r] : llvm::enumerate(prog.getRanks()))
+      posOf[r] = pos;
+  }
+  // Cuts in lineage order; the first cut of a (rank, value) wins.
+  // Consecutive references mostly name one tensor of one program: its value
+  // and cut are looked up once per run of them.
+  DenseMap<std::pair<const void *, StringRef>, uint32_t> cutIds;
+  Operation *lastProg = nullptr;
+  const void *lastSpec = nullptr;
+  StringRef lastName;
+  Value lastValue;
+  uint32_t lastCut = 0;
+  for (const std::string &name : lineageOrder)
+    for (LineageAttr attr : lineages[name])
+      attr.walkRefs([&](size_t, PlanRefView ref) {
+        Operation *prog = schedule->programOf.lookup(ref.rank);
+        const void *specKey = attr.getSpec().getAsOpaquePointer();
+        if (prog != lastProg || ref.name.data() != lastName.data() ||
+            ref.name.size() != lastName.size() || specKey != lastSpec) {
+          lastValue = progNames[prog].valueOf.lookup(ref.name);
+          auto [id, fresh] =
+              cutIds.try_emplace({specKey, ref.name}, cutTable.size());
+          if (fresh)
+            cutTable.push_back({attr.getSpec().getValue(), ref.name});
+          lastProg = prog;
+          lastSpec = specKey;
+          lastName = ref.name;
+          lastCut = id->second;
+        }
+        cutsOf[lastValue].push_back({(int32_t)ref.rank, lastCut});
+      });
+  for (auto &[v, list] : cutsOf) {
+    llvm::stable_sort(list, [](auto &a, auto &b) { return a.first < b.first; });
+    list.erase(std::unique(list.begin(), list.end(),
+                           [](auto &a, auto &b) { return a.first == b.first; }),
+               list.end());
+    list.shrink_to_fit();
+  }
+  for (auto [i, step] : llvm::enumerate(schedule->steps)) {
+    switch (step.kind) {
+    case PlanStep::Local: // not recorded: a local value's producer is its op
+      break;
+    case PlanStep::Collective:
+      for (auto &[r, mop] : step.members)
+        producer[{r, mop->getResult(0)}] = i;
+      break;
+    case PlanStep::P2P:
+      producer[{step.rank, step.op->getResult(0)}] = i;
+      break;
+    }
+  }
+  return success();
+}
+
+LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
+  d.target = target.str();
+  d.specValue = specNames.valueOf.lookup(target);
+
+  // Spec cone.
+  SmallVector<Value> work{d.specValue};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    // A value named by another lineage-carrying tensor is a boundary; so is
+    // the target itself when an earlier lineage already names it (an alias:
+    // the stage then proves the alias from that lineage).
+    std::string name = specNameWithLineage(v);
+    Operation *def = v.getDefiningOp();
+    if (!name.empty() && (v != d.specValue || name != d.target)) {
+      auto ty = dyn_cast<RankedTensorType>(v.getType());
+      auto known = coverage.find(name);
+      if (isa<InputOp>(def) || !ty ||
+          (known != coverage.end() ? known->second
+                                   : fullyCovered(name, ty.getShape()))) {
+        d.specInputs.insert(v);
+        d.assumedSpecs.insert(name);
+        continue;
+      }
+      // Partly covered: recomputed here (see fullyCovered).
+      d.recomputed.push_back({name, v});
+    }
+    if (isa<InputOp>(def)) {
+      d.specInputs.insert(v);
+      continue;
+    }
+    d.specOps.insert(def);
+    for (Value operand : def->getOperands())
+      work.push_back(operand);
+  }
+
+  // Plan cone, across ranks.
+  {
+    // Consecutive references mostly name one tensor of one program.
+    Operation *lastProg = nullptr;
+    const char *lastName = nullptr;
+    Value lastValue;
+    for (LineageAttr attr : lineagesOf(target))
+      attr.walkRefs([&](size_t, PlanRefView ref) {
+        Operation *prog = schedule->programOf.lookup(ref.rank);
+        if (prog != lastProg || ref.name.data() != lastName) {
+          lastProg = prog;
+          lastName = ref.name.data();
+          auto names = progNames.find(prog);
+          lastValue = names == progNames.end()
+                          ? Value()
+                          : names->second.valueOf.lookup(ref.name);
+        }
+        d.planTargets.push_back({ref.rank, lastValue, ref.name});
+      });
+    auto key = [](const StageDraft::PlanTarget &t) {
+      return std::make_tuple(t.rank, t.value.getAsOpaquePointer(), t.name);
+    };
+    llvm::sort(d.planTargets,
+               [&](auto &a, auto &b) { return key(a) < key(b); });
+    d.planTargets.erase(
+        std::unique(d.planTargets.begin(), d.planTargets.end(),
+                    [&](auto &a, auto &b) { return key(a) == key(b); }),
+        d.planTargets.end());
+  }
+  auto isTarget = [&](int64_t rank, Value v) {
+    auto it = llvm::lower_bound(d.planTargets, RankValue{rank, v},
+                                [](const StageDraft::PlanTarget &t,
+                                   const RankValue &rv) {
+                                  return RankValueLess()({t.rank, t.value}, rv);
+                                });
+    return it != d.planTargets.end() && it->rank == rank && it->value == v;
+  };
+  // The cone, walked per value with the set of ranks that reach it.
+  DenseMap<Value, RankSet> pseen;
+  SmallVector<std::pair<Value, RankSet>> pwork;
+  auto sizeOf = [](RankProgramOp prog) { return prog.getRanks().size(); };
+  // Pushes of single ranks (communication), merged per value first.
+  llvm::MapVector<Value, RankSet> pending;
+  auto addPending = [&](Value v, int64_t rank) {
+    auto [it, fresh] = pending.try_emplace(v);
+    if (fresh)
+      it->second.resize(sizeOf(programOf(v)));
+    it->second.set(posOf.lookup(rank));
+  };
+  auto flushPending = [&] {
+    for (auto &[v, set] : pending)
+      pwork.push_back({v, std::move(set)});
+    pending.clear();
+  };
+  auto markOp = [&](Operation *op, int64_t rank) {
+    auto [it, fresh] = d.planOps.try_emplace(op);
+    if (fresh)
+      it->second.resize(sizeOf(programOf(op)));
+    it->second.set(posOf.lookup(rank));
+  };
+  for (const StageDraft::PlanTarget &t : d.planTargets)
+    addPending(t.value, t.rank);
+  flushPending();
+  std::set<size_t> steps;
+  while (!pwork.empty()) {
+    auto [v, fresh] = pwork.pop_back_val();
+    RankProgramOp prog = programOf(v);
+    ArrayRef<int64_t> ranks = prog.getRanks();
+    {
+      auto [it, first] = pseen.try_emplace(v);
+      if (first)
+        it->second.resize(ranks.size());
+      fresh.reset(it->second);
+      if (fresh.none())
+        continue;
+      it->second |= fresh;
+    }
+    if (auto it = cutsOf.find(v); it != cutsOf.end())
+      for (auto [rank, id] : it->second) {
+        unsigned pos = posOf.lookup(rank);
+        if (!fresh.test(pos))
+          continue;
+        const PlanCut &cut = cutTable[id];
+        if (cut.spec == d.target && isTarget(rank, v))
+          continue;
+        d.planInputs.push_back({rank, v, cut});
+        d.assumedSpecs.insert(cut.spec.str());
+        fresh.reset(pos);
+      }
+    if (fresh.none())
+      continue;
+    int64_t firstRank = ranks[fresh.find_first()];
+    Operation *def = v.getDefiningOp();
+    if (!def || isCollectiveOp(def) || isa<RecvOp, SendOp>(def)) {
+      // Communication: each rank's step, its peers' operands merged.
+      for (unsigned pos : fresh.set_bits()) {
+        auto prod = producer.find({ranks[pos], v});
+        if (prod == producer.end())
+          return prog->emitError()
+                 << "internal error: no producer for a plan value on rank "
+                 << ranks[pos];
+        if (!steps.insert(prod->second).second)
+          continue;
+        const PlanStep &step = schedule->steps[prod->second];
+        switch (step.kind) {
+        case PlanStep::Local:
+          break; // not recorded (see collect)
+        case PlanStep::Collective:
+          for (auto &[r, mop] : step.members) {
+            markOp(mop, r);
+            addPending(mop->getOperand(0), r);
+          }
+          break;
+        case PlanStep::P2P:
+          markOp(step.op, step.rank);
+          markOp(step.sendOp, step.peer);
+          addPending(step.sendOp->getOperand(0), step.peer);
+          break;
+        }
+      }
+      flushPending();
+      continue;
+    }
+    if (auto in = dyn_cast<InputOp>(def)) {
+      toolVerdict() = Verdict::Wrong;
+      InFlightDiagnostic diag = in.emitError();
+      diag << "unreachable lineage: spec tensor '" << target
+           << "' is computed on the plan from plan input '" << in.getName()
+           << "' on rank " << firstRank
+           << ", which carries no lineage; plan targets:";
+      for (const StageDraft::PlanTarget &t : d.planTargets)
+        diag << " '" << t.name << "'@" << t.rank;
+      diag << "; candidate sources (the spec computes '" << target
+           << "' from):";
+      bool any = false;
+      for (Value sv : d.specInputs) {
+        std::string n = specNameWithLineage(sv);
+        if (n.empty())
+          continue;
+        any = true;
+        diag << " '" << n << "' (plan";
+        for (LineageAttr a : lineagesOf(n))
+          a.walkRefs([&](size_t, PlanRefView ref) {
+            diag << " '" << ref.name << "'@" << ref.rank;
+          });
+        diag << ")";
+      }
+      if (!any)
+        diag << " none";
+      return diag;
+    }
+    // A local op of the program, on the ranks that did not reach it yet.
+    auto [it, first] = d.planOps.try_emplace(def);
+    if (first)
+      it->second.resize(ranks.size());
+    RankSet add = fresh;
+    add.reset(it->second);
+    if (add.none())
+      continue;
+    it->second |= add;
+    for (Value operand : def->getOperands())
+      pwork.push_back({operand, add});
+  }
+  relateAssumed(d);
+  return success();
+}
+
+/// At most this many spec ops recompute one assumed tensor: a relation
+/// deeper than that (a saved activation of a whole forward pass) stays an
+/// assumption-free input, as before.
+static constexpr size_t kMaxRelationOps = 32;
+
+void Partitioner::relateAssumed(StageDraft &d) {
+  DenseSet<Value> avail(d.specInputs.begin(), d.specInputs.end());
+  for (Operation *op : d.specOps)
+    for (Value r : op->getResults())
+      avail.insert(r);
+  DenseSet<Value> recomputed;
+  for (auto &[name, v] : d.recomputed)
+    recomputed.insert(v);
+  for (const std::string &name : d.assumedSpecs) {
+    Value v = specNames.valueOf.lookup(name);
+    if (!v || name == d.target || recomputed.count(v))
+      continue;
+    Operation *def = v.getDefiningOp();
+    if (!def || isa<InputOp>(def))
+      continue;
+    bool wasInput = d.specInputs.contains(v);
+    if (avail.count(v) && !wasInput)
+      continue; // computed by the stage already
+    // The cone of `v` above the values the stage already has, if it needs
+    // nothing else: a relation among the stage's own values. (Pulling in
+    // program inputs would be sound too, but recomputes whole forward
+    // passes inside backward stages.)
+    llvm::SetVector<Operation *> cone;
+    SmallVector<Value> work{v};
+    DenseSet<Value> seen;
+    bool ok = true;
+    while (ok && !work.empty()) {
+      Value u = work.pop_back_val();
+      if (!seen.insert(u).second || (u != v && avail.count(u)))
+        continue;
+      Operation *op = u.getDefiningOp();
+      if (!op || isa<InputOp>(op)) {
+        ok = false;
+      } else if (cone.insert(op)) {
+        ok = cone.size() <= kMaxRelationOps;
+        for (Value operand : op->getOperands())
+          work.push_back(operand);
+      }
+    }
+    if (!ok)
+      continue;
+    if (wasInput)
+      d.specInputs.remove(v);
+    for (Operation *op : cone) {
+      d.specOps.insert(op);
+      for (Value r : op->getResults()) {
+        avail.insert(r);
+        if (!recomputed.insert(r).second)
+          continue;
+        // Every assumed name of a recomputed value binds to it.
+        for (const std::string &n : specNames.namesOf.lookup(r))
+          if (d.assumedSpecs.count(n) && n != d.target)
+            d.recomputed.push_back({n, r});
+      }
+    }
+  }
+}

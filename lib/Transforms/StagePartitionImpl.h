@@ -1,0 +1,180 @@
+//===- StagePartitionImpl.h - the stage partitioner, inside -----*- C++ -*-===//
+//
+// The partitioner of --tv-stage-partition: StageDraft.cpp finds each
+// stage's ops (the spec and plan ops between a lineage-carrying tensor and
+// the nearest ones above it), StagePartition.cpp emits the stages.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRAINVERIFY_LIB_TRANSFORMS_STAGEPARTITIONIMPL_H
+#define TRAINVERIFY_LIB_TRANSFORMS_STAGEPARTITIONIMPL_H
+
+#include "TrainVerify/Dialect/Lineage.h"
+#include "TrainVerify/Transforms/RunStatus.h"
+#include "TrainVerify/Transforms/Utils.h"
+#include "TrainVerify/Verify/Executor.h"
+#include "TrainVerify/Semantics/Semantics.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Threading.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
+#include <map>
+#include <set>
+
+namespace mlir::tv::partition {
+
+using RankValue = std::pair<int64_t, Value>;
+struct RankValueLess {
+  bool operator()(const RankValue &a, const RankValue &b) const {
+    if (a.first != b.first)
+      return a.first < b.first;
+    return a.second.getAsOpaquePointer() < b.second.getAsOpaquePointer();
+  }
+};
+
+/// A plan tensor that carries a lineage: its spec tensor and its name.
+struct PlanCut {
+  StringRef spec; // storage of the lineage attributes (lives in the context)
+  StringRef name;
+};
+
+/// Names given to values by tv.input / tv.tag / tv.output in one block.
+struct NameTable {
+  llvm::StringMap<Value> valueOf;
+  DenseMap<Value, SmallVector<std::string, 1>> namesOf;
+  void build(Block &block) {
+    for (Operation &op : block) {
+      if (auto in = dyn_cast<InputOp>(op))
+        add(in.getName(), in.getResult());
+      else if (auto tag = dyn_cast<TagOp>(op))
+        add(tag.getName(), tag.getValue());
+      else if (auto out = dyn_cast<OutputOp>(op))
+        add(out.getName(), out.getValue());
+    }
+  }
+  void add(StringRef name, Value v) {
+    valueOf[name] = v;
+    namesOf[v].push_back(name.str());
+  }
+};
+
+/// Ranks of one rank program, as positions in its rank list.
+using RankSet = llvm::BitVector;
+
+struct StageDraft {
+  std::string target;
+  Value specValue;
+  llvm::SetVector<Operation *> specOps;
+  llvm::SetVector<Value> specInputs; // boundary values of the spec cone
+  /// The plan ops of the stage, each with the ranks of its program that run
+  /// it in the stage. The cone is walked once per value with a set of ranks,
+  /// not once per (rank, value): the ranks of a program share its ops, and
+  /// split only where cuts or communication differ between them.
+  DenseMap<Operation *, RankSet> planOps;
+  /// Plan tensors the stage assumes, by (rank, value): each at most once (a
+  /// rank reaches a value once), sorted by rank and value when emitted.
+  struct PlanInput {
+    int64_t rank;
+    Value value;
+    PlanCut cut;
+  };
+  std::vector<PlanInput> planInputs;
+  /// Plan tensors the stage guarantees, sorted by (rank, value), each
+  /// name once: a plan value can carry several (folded aliases).
+  struct PlanTarget {
+    int64_t rank;
+    Value value;
+    StringRef name; // lives in the context
+  };
+  std::vector<PlanTarget> planTargets;
+  std::set<std::string> assumedSpecs;
+  /// Partly covered spec tensors the stage recomputes (name, value).
+  std::vector<std::pair<std::string, Value>> recomputed;
+
+  // What emit() writes, computed by prepare() (in parallel across stages).
+  SmallVector<Attribute> assumes;
+  SmallVector<Operation *> specOrder; // specOps in block order
+  /// Ranks that run the same slice of the same program, with the same
+  /// inputs and targets.
+  struct Group {
+    Operation *prog;
+    SmallVector<int64_t> ranks;
+    SmallVector<Operation *> ops; // in block order, no tv.input
+    std::vector<std::pair<void *, StringRef>> inputs, targets;
+  };
+  std::vector<Group> groups;
+};
+
+class Partitioner {
+public:
+  Partitioner(ModuleOp module, int64_t sourceElements)
+      : sourceElements(sourceElements), module(module) {}
+  LogicalResult run();
+  /// After a failed run: inferred lineages on a cycle of stages, reported
+  /// here instead of as an error; the pass drops them and cuts again.
+  std::vector<std::string> inferredOnCycle;
+
+private:
+  /// Keeps the whole program in a tv.source when it is small enough.
+  void keepSource();
+  int64_t sourceElements;
+  std::vector<LineageEntry> allLineages;
+  LogicalResult collect();
+  /// Drafts and prepares the stage of `target`: reads the module only, so
+  /// stages are drafted in parallel.
+  LogicalResult draft(StringRef target, StageDraft &d);
+  void prepare(StageDraft &d);
+  /// Writes the stage (sequential: it adds ops to the module).
+  StageOp emit(StageDraft &d, unsigned index);
+  ArrayRef<LineageAttr> lineagesOf(StringRef name) const {
+    auto it = lineages.find(name);
+    return it == lineages.end() ? ArrayRef<LineageAttr>() : it->second;
+  }
+  std::string specNameWithLineage(Value v) const;
+  /// Whether the lineages of spec tensor `name` (of `shape`) cover all of
+  /// it. A partly covered intermediate is no stage boundary: a stage reading
+  /// it recomputes it, and binds the plan tensors assumed equal to its
+  /// covered parts to the recomputed values (a cut there would leave the
+  /// uncovered part free, and a counterexample could pick values no run of
+  /// the program produces).
+  bool fullyCovered(StringRef name, ArrayRef<int64_t> shape) const;
+  /// fullyCovered of every lineage-carrying spec tensor, computed in
+  /// collect() (drafts read it from several threads).
+  llvm::StringMap<bool> coverage;
+  /// Assumed spec tensors that are functions of the stage's other spec
+  /// values are recomputed from them rather than left free (see
+  /// docs/soundness.md, "Relations between assumed tensors").
+  void relateAssumed(StageDraft &d);
+
+  ModuleOp module;
+  SpecOp spec;
+  PlanOp plan;
+  std::optional<PlanSchedule> schedule;
+  NameTable specNames;
+  DenseMap<Operation *, NameTable> progNames; // per rank program
+  llvm::StringMap<SmallVector<LineageAttr>> lineages;
+  std::vector<std::string> lineageOrder;
+  llvm::StringMap<size_t> lineagePos; // position in lineageOrder
+  /// Plan values that carry a lineage, per value (a value lives in one
+  /// program): the ranks of that program on which it does, sorted, each with
+  /// its cut (an index into `cutTable`). Far smaller than a map keyed by
+  /// (rank, value): millions of ranks x tensors on large plans.
+  DenseMap<Value, std::vector<std::pair<int32_t, uint32_t>>> cutsOf;
+  std::vector<PlanCut> cutTable;
+  DenseMap<RankValue, size_t> producer;
+  /// Each rank's position in its program's rank list.
+  DenseMap<int64_t, unsigned> posOf;
+  static RankProgramOp programOf(Operation *op) {
+    return op->getParentOfType<RankProgramOp>();
+  }
+  static RankProgramOp programOf(Value v) {
+    return v.getParentRegion()->getParentOfType<RankProgramOp>();
+  }
+};
+
+} // namespace mlir::tv::partition
+
+#endif

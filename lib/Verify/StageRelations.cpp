@@ -1,0 +1,217 @@
+//===- StageRelations.cpp - plan values as spec values --------------------===//
+//
+// What a plan value of a counterexample is in terms of the spec's values:
+// a block of one (and where), a fused spec op's inside, a spec op the plan
+// lacks between two values (docs/guide.md §4.2). The blame
+// (StageBlame.cpp) builds on these.
+//
+//===----------------------------------------------------------------------===//
+#include "StageRun.h"
+
+#include <cmath>
+#include <deque>
+
+using namespace mlir;
+using namespace mlir::tv;
+
+namespace mlir::tv::stagecheck {
+
+std::optional<SmallVector<int64_t>>
+blockOffsetsOf(const Tensor<double> &t, const Tensor<double> &s) {
+  if (t.shape.size() != s.shape.size() || t.data.empty())
+    return std::nullopt;
+  SmallVector<int64_t> blocks;
+  for (auto [a, b] : llvm::zip(t.shape, s.shape)) {
+    if (a == 0 || a > b || b % a)
+      return std::nullopt;
+    blocks.push_back(b / a);
+  }
+  SmallVector<int64_t> sStrides = stridesOf(s.shape), at, idx;
+  for (int64_t bi = 0, be = numElements(blocks); bi < be; ++bi) {
+    unravel(bi, blocks, at);
+    bool all = true;
+    for (size_t i = 0; i < t.data.size() && all; ++i) {
+      unravel(i, t.shape, idx);
+      int64_t flat = 0;
+      for (size_t k = 0; k < idx.size(); ++k)
+        flat += (at[k] * t.shape[k] + idx[k]) * sStrides[k];
+      all = closeReal(t.data[i], s.data[flat]);
+    }
+    if (all) {
+      SmallVector<int64_t> offsets;
+      for (size_t k = 0; k < at.size(); ++k)
+        offsets.push_back(at[k] * t.shape[k]);
+      return offsets;
+    }
+  }
+  return std::nullopt;
+}
+
+bool isBlockOf(const Tensor<double> &t, const Tensor<double> &s) {
+  return blockOffsetsOf(t, s).has_value();
+}
+
+/// `t` without its dimensions of size one.
+Tensor<double> squeezed(const Tensor<double> &t) {
+  Tensor<double> out;
+  for (int64_t d : t.shape)
+    if (d != 1)
+      out.shape.push_back(d);
+  out.data = t.data;
+  return out;
+}
+
+/// The values a fused spec op computes on its way (issue 34: a plan that
+/// spells the op out relates to them). For the softmax cross-entropy
+/// gradient of logits L [n, v] (its cotangent g): the row maximum, the
+/// shifted logits, their exponentials, the row sums, the softmax, g / n and
+/// both terms of the result, each in the shapes a plan holds them in
+/// (reduced [n, 1], broadcast [n, v]); and the row maxima over every
+/// column block of a width dividing v (a vocabulary shard's local maximum).
+void fusedInsides(StageOp stage, const Outcome<double> &out,
+                         std::deque<Tensor<double>> &derived) {
+  stage.getSpec().walk([&](CrossEntropyGradOp op) {
+    const Tensor<double> *l = out.spec.lookup(-1, op.getLogits());
+    const Tensor<double> *lab = out.spec.lookup(-1, op.getLabels());
+    const Tensor<double> *g = out.spec.lookup(-1, op.getGrad());
+    if (!l || !lab || !g || l->shape.size() != 2 || g->data.empty())
+      return;
+    int64_t n = l->shape[0], v = l->shape[1];
+    if (n * v > (int64_t(1) << 20))
+      return;
+    auto make = [&](int64_t cols) {
+      Tensor<double> t;
+      t.shape = {n, cols};
+      t.data.assign(n * cols, 0.0);
+      return &derived.emplace_back(std::move(t));
+    };
+    Tensor<double> *m = make(1), *bm = make(v), *z = make(v), *e = make(v),
+                   *sum = make(1), *bs = make(v), *p = make(v),
+                   *gn = make(1), *bg = make(v), *pg = make(v), *og = make(v);
+    double scale = g->data[0] / (double)n;
+    for (int64_t i = 0; i < n; ++i) {
+      double mx = -INFINITY;
+      for (int64_t j = 0; j < v; ++j)
+        mx = std::max(mx, l->data[i * v + j]);
+      m->data[i] = mx;
+      double total = 0;
+      for (int64_t j = 0; j < v; ++j) {
+        int64_t k = i * v + j;
+        bm->data[k] = mx;
+        z->data[k] = l->data[k] - mx;
+        e->data[k] = std::exp(z->data[k]);
+        total += e->data[k];
+      }
+      sum->data[i] = total;
+      gn->data[i] = scale;
+      for (int64_t j = 0; j < v; ++j) {
+        int64_t k = i * v + j;
+        bs->data[k] = total;
+        p->data[k] = e->data[k] / total;
+        bg->data[k] = scale;
+        pg->data[k] = p->data[k] * scale;
+        og->data[k] = (int64_t)lab->data[i] == j ? scale : 0.0;
+      }
+    }
+    for (int64_t w = 1; w < v && v / w <= 64; ++w) {
+      if (v % w)
+        continue;
+      Tensor<double> *blocks = make(v / w);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t b = 0; b < v / w; ++b) {
+          double mx = -INFINITY;
+          for (int64_t j = b * w; j < (b + 1) * w; ++j)
+            mx = std::max(mx, l->data[i * v + j]);
+          blocks->data[i * (v / w) + b] = mx;
+        }
+    }
+  });
+}
+
+/// An op of `op`'s kind in the spec reads, where `op` reads a spec value
+/// S, an op's result computed from S: the plan lacks that op between them
+/// (an op made an identity, such as an exponent or a factor of one, is
+/// folded away before verification, so it is not there to blame). Empty
+/// when no spec op of the kind reads such a value. When the plan's op of
+/// that kind was folded into `op`, `folded` names it.
+std::string skippedSpecOp(StageOp stage, Operation *op,
+                                 llvm::function_ref<Value(Value)> specOf,
+                                 std::optional<FoldedOp> *folded) {
+  std::string note;
+  stage.getSpec().walk([&](Operation *so) {
+    if (!note.empty() || so->getName() != op->getName() ||
+        so->getNumOperands() != op->getNumOperands())
+      return;
+    for (auto [pv, sv] : llvm::zip(op->getOperands(), so->getOperands())) {
+      Value s = specOf(pv);
+      Operation *between = sv.getDefiningOp();
+      if (!s || s == sv || !between || !llvm::is_contained(
+                                            between->getOperands(), s))
+        continue;
+      auto at = [](Operation *o) {
+        std::string loc = fileLineOf(o->getLoc());
+        return loc.empty() ? loc : " at " + loc;
+      };
+      note = "; the spec's '" + so->getName().getStringRef().str() + "'" +
+             at(so) + " reads the result of '" +
+             between->getName().getStringRef().str() + "'" + at(between) +
+             " where the plan's reads that op's operand: ";
+      // The plan's op of that kind folded into this one (decision 103).
+      for (auto [kind, loc] : foldedInto(op))
+        if (folded && kind == between->getName().getStringRef()) {
+          *folded = FoldedOp{kind.str(), loc, op};
+          note += "the plan has the op as an identity, folded away before "
+                  "verification (an exponent or a factor of one)";
+          return;
+        }
+      note += "the plan lacks the op, or has it as an identity folded away "
+              "before verification (an exponent or a factor of one)";
+      return;
+    }
+  });
+  return note;
+}
+
+/// When no plan op diverges: the spec value the failing plan tensor equals
+/// (a block of), if it is not the spec tensor the lineage names; the plan
+/// then lacks the spec's ops after it (a forgotten term, a missing op).
+std::string missingSpecOps(StageOp stage, const Outcome<double> &out,
+                           const Tensor<double> &plan, Value expected) {
+  for (auto &[key, t] : out.spec.values) {
+    Value v = Value::getFromOpaquePointer(key.second);
+    if (v == expected || !v.getDefiningOp() || isa<InputOp>(v.getDefiningOp()))
+      continue;
+    if (!isBlockOf(plan, t))
+      continue;
+    Operation *def = v.getDefiningOp();
+    // Another result of the op that computes the expected one: the
+    // plan's uses of the op's results are swapped.
+    auto vr = dyn_cast<OpResult>(v);
+    auto er = dyn_cast<OpResult>(expected);
+    if (vr && er && vr.getOwner() == er.getOwner())
+      return "the plan's value is result " +
+             std::to_string(vr.getResultNumber()) + " of '" +
+             def->getName().getStringRef().str() +
+             "', where the spec's is its result " +
+             std::to_string(er.getResultNumber()) +
+             ": the op's results are used in each other's place";
+    std::string s = "the plan's value equals the spec's intermediate "
+                    "computed by '" +
+                    def->getName().getStringRef().str() + "'";
+    if (std::string loc = fileLineOf(def->getLoc()); !loc.empty())
+      s += " at " + loc;
+    for (Operation *user : v.getUsers()) {
+      if (isa<OutputOp>(user))
+        continue;
+      s += ", which the spec goes on to use in '" +
+           user->getName().getStringRef().str() + "'";
+      if (std::string loc = fileLineOf(user->getLoc()); !loc.empty())
+        s += " at " + loc;
+      break;
+    }
+    return s + ": the plan lacks an op of the spec";
+  }
+  return "";
+}
+
+} // namespace mlir::tv::stagecheck
