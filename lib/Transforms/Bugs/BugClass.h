@@ -79,6 +79,8 @@ void addContextParallelBugs(std::vector<BugClass> &out);
 /// Replaces `op` (one result) by a copy of `input` that keeps its
 /// discardable attributes (`mb`, ...) and is tagged with the bug class.
 void replaceByCopy(Operation *op, Value input, StringRef bug);
+/// The mutation of every class that turns an all-reduce into a copy.
+LogicalResult allReduceToCopy(BugSite &site);
 /// Whether a collective's axes are exactly `axis`.
 bool onlyAxis(std::optional<ArrayAttr> axes, StringRef axis);
 /// Whether `v` reaches, through collectives, chunks and copies only (the

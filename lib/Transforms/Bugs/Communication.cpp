@@ -25,17 +25,12 @@ static Candidates sumAllReduces(const BugSite &) {
   };
 }
 
-static LogicalResult toCopy(BugSite &s) {
-  replaceByCopy(s.target, cast<AllReduceOp>(s.target).getInput(), s.name);
-  return success();
-}
-
 void mlir::tv::bugs::addCollectiveBugs(std::vector<BugClass> &out) {
   const char *family = "Collectives and point-to-point";
   out.push_back(
       {"missing-allreduce", family,
        "A sum all-reduce becomes a copy: each rank keeps its partial sum.",
-       sumAllReduces, toCopy});
+       sumAllReduces, allReduceToCopy});
   out.push_back(
       {"dropped-allreduce", family,
        "A sum all-reduce's consumers read a stale tensor that nothing "
@@ -128,7 +123,7 @@ void mlir::tv::bugs::addCollectiveBugs(std::vector<BugClass> &out) {
                                 [](StringRef n) { return n == "loss"; });
         };
       },
-      toCopy};
+      allReduceToCopy};
   bw.fromEnd = true;
   out.push_back(bw);
   BugClass peer{"wrong-pp-peer", family,

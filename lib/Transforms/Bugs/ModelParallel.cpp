@@ -20,11 +20,6 @@ static bool spWeightGradReduce(Operation *op, bool norms) {
   });
 }
 
-static LogicalResult toCopy(BugSite &s) {
-  replaceByCopy(s.target, cast<AllReduceOp>(s.target).getInput(), s.name);
-  return success();
-}
-
 void mlir::tv::bugs::addModelParallelBugs(std::vector<BugClass> &out) {
   const char *family = "Sequence, expert and vocabulary parallelism";
   out.push_back(
@@ -34,7 +29,7 @@ void mlir::tv::bugs::addModelParallelBugs(std::vector<BugClass> &out) {
        [](const BugSite &) -> Candidates {
          return [](Operation *op) { return spWeightGradReduce(op, true); };
        },
-       toCopy});
+       allReduceToCopy});
   out.push_back(
       {"sp-missing-weight-grad-reduce", family,
        "With sequence parallelism, the tp all-reduce of the gradient of a "
@@ -43,7 +38,7 @@ void mlir::tv::bugs::addModelParallelBugs(std::vector<BugClass> &out) {
        [](const BugSite &) -> Candidates {
          return [](Operation *op) { return spWeightGradReduce(op, false); };
        },
-       toCopy});
+       allReduceToCopy});
   out.push_back(
       {"sp-moe-output-not-reduced", family,
        "With sequence parallelism, the tp reduce-scatter of the "
@@ -161,7 +156,7 @@ void mlir::tv::bugs::addModelParallelBugs(std::vector<BugClass> &out) {
            return sum && sum->getOperand(0).getDefiningOp<ExpOp>();
          };
        },
-       toCopy});
+       allReduceToCopy});
   out.push_back(
       {"padded-logits-in-loss", family,
        "A padded vocabulary's logit columns reach the softmax: the "

@@ -99,6 +99,11 @@ void mlir::tv::bugs::replaceByCopy(Operation *op, Value input, StringRef bug) {
   op->erase();
 }
 
+LogicalResult mlir::tv::bugs::allReduceToCopy(BugSite &s) {
+  replaceByCopy(s.target, cast<AllReduceOp>(s.target).getInput(), s.name);
+  return success();
+}
+
 bool mlir::tv::bugs::onlyAxis(std::optional<ArrayAttr> axes, StringRef axis) {
   return axes && axes->size() == 1 &&
          cast<StringAttr>((*axes)[0]).getValue() == axis;
