@@ -31,7 +31,8 @@ namespace mlir::tv::stagecheck {
 Operation *firstDivergingOp(StageOp stage, int64_t rank,
                             const Outcome<double> &out, Value failing,
                             std::string &explanation,
-                            std::optional<FoldedOp> *folded) {
+                            std::optional<FoldedOp> *folded,
+                            bool *deadRead) {
   SmallVector<const Tensor<double> *> specValues;
   SmallVector<Value> specValueOf;
   for (auto &[key, t] : out.spec.values) {
@@ -258,6 +259,18 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
   };
   // Agreement of each value: a block of a spec value, or its sum over the
   // group of a mesh axis (a partial sum).
+  // A mask the plan computes from nothing, of a kind the spec has not (a
+  // padded vocabulary's mask where the spec slices): no spec value to be a
+  // block of, so it is judged by its readers.
+  DenseSet<OperationName> specKinds;
+  stage.getSpec().walk([&](Operation *o) { specKinds.insert(o->getName()); });
+  auto planOnlyMask = [&](Operation *op) {
+    auto type = op->getNumOperands() == 0 && op->getNumResults() == 1
+                    ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
+                    : RankedTensorType();
+    return type && type.getElementType().isInteger(1) &&
+           !specKinds.contains(op->getName());
+  };
   DenseMap<Value, bool> agrees;
   DenseMap<Value, std::string> partialOf, partialMaxOf;
   unsigned budget = 4096;
@@ -272,7 +285,7 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
       Box box = boxFor(*t);
       boxOf[r] = box;
       int m = box.spec;
-      bool ok = isa<InputOp>(op) || m >= 0;
+      bool ok = isa<InputOp>(op) || m >= 0 || planOnlyMask(op);
       // Result k of an op that is result j != k of the same op in the
       // spec: the outputs are swapped.
       if (ok && m >= 0 && op->getNumResults() > 1) {
@@ -478,7 +491,106 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
                     "an all-reduce", blamed);
     return blamed;
   };
+  // What the spec reads of each spec value: when slices (and tags) are
+  // its only readers, the box around the slices (a padded vocabulary's
+  // logits up to the real vocabulary, decision 71); nothing when it is
+  // read whole.
+  using Bounds = std::pair<SmallVector<int64_t>, SmallVector<int64_t>>;
+  DenseMap<Value, std::optional<Bounds>> liveOf;
+  auto liveBox = [&](Value sv) -> std::optional<Bounds> {
+    auto [it, fresh] = liveOf.try_emplace(sv);
+    if (!fresh)
+      return it->second;
+    auto type = dyn_cast<RankedTensorType>(sv.getType());
+    if (!type)
+      return std::nullopt;
+    size_t n = type.getRank();
+    Bounds b{SmallVector<int64_t>(n, INT64_MAX), SmallVector<int64_t>(n, 0)};
+    bool sliced = false;
+    for (Operation *u : sv.getUsers()) {
+      if (isa<TagOp, OutputOp>(u))
+        continue;
+      auto slice = dyn_cast<SliceOp>(u);
+      if (!slice)
+        return std::nullopt;
+      ArrayRef<int64_t> start = slice.getStart();
+      ArrayRef<int64_t> ext = slice.getType().getShape();
+      for (size_t d = 0; d < n && d < start.size(); ++d) {
+        b.first[d] = std::min(b.first[d], start[d]);
+        b.second[d] = std::max(b.second[d], start[d] + ext[d]);
+      }
+      sliced = true;
+    }
+    if (!sliced ||
+        llvm::equal(b.second, type.getShape()) &&
+            llvm::all_of(b.first, [](int64_t x) { return x == 0; }))
+      return std::nullopt;
+    return it->second = b;
+  };
+  // Whether `op` combines operand i's elements along its dimension d with
+  // one another (a reduction's loop, a softmax's row, the loss over the
+  // vocabulary), rather than element by element.
+  auto combinesAlong = [](Operation *op, unsigned i, unsigned d) {
+    if (isa<CrossEntropyOp, CrossEntropyGradOp>(op))
+      return i == 0 && d == 1;
+    auto so = dyn_cast<StructuredOpInterface>(op);
+    if (!so)
+      return false;
+    for (unsigned k = 0; k < op->getNumResults(); ++k) {
+      OpStructure st = so.getStructure(k);
+      if (i >= st.operands.size() || !st.isRead(i) ||
+          d >= st.operands[i].getNumResults())
+        continue;
+      if (auto dim = dyn_cast<AffineDimExpr>(st.operands[i].getResult(d)))
+        if (st.loops[dim.getPosition()] != LoopKind::Parallel)
+          return true;
+    }
+    return false;
+  };
   for (Operation *op : ops) {
+    // An op that combines elements of a spec value the spec cuts away
+    // (padding) with the ones it keeps: they were to be masked or sliced
+    // off first. When a copy was folded into it, the copy stands where
+    // the mask belongs and is named.
+    if (!isCollectiveOp(op))
+      for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+        auto it = boxOf.find(v);
+        const Tensor<double> *t = out.plan.lookup(rank, v);
+        if (!t || it == boxOf.end() || it->second.spec < 0 ||
+            !specValueOf[it->second.spec])
+          continue;
+        std::optional<Bounds> live = liveBox(specValueOf[it->second.spec]);
+        const SmallVector<int64_t> &off = it->second.offsets;
+        if (!live || off.size() != t->shape.size())
+          continue;
+        for (size_t d = 0; d < off.size() && d < live->first.size(); ++d) {
+          if ((off[d] >= live->first[d] &&
+               off[d] + t->shape[d] <= live->second[d]) ||
+              !combinesAlong(op, i, d))
+            continue;
+          explanation =
+              "operand " + show(v) + " holds elements " +
+              std::to_string(off[d]) + ".." +
+              std::to_string(off[d] + t->shape[d]) + " along dimension " +
+              std::to_string(d) + " of a spec value the spec reads only at " +
+              std::to_string(live->first[d]) + ".." +
+              std::to_string(live->second[d]) +
+              " (the rest is padding it slices off), and '" +
+              op->getName().getStringRef().str() +
+              "' combines them along that dimension: the padding had to be "
+              "masked or sliced off first";
+          if (deadRead)
+            *deadRead = true;
+          if (folded)
+            for (auto [kind, loc] : foldedInto(op))
+              if (kind == "tv.copy") {
+                *folded = FoldedOp{kind.str(), loc, op};
+                explanation += "; the copy stands where the mask belongs";
+                break;
+              }
+          return op;
+        }
+      }
     // A partial sum read by an op not linear in it: the all-reduce is
     // missing after the op that made it.
     if (!keepsPartial(op))

@@ -355,16 +355,42 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
   for (PlanRefAttr ref : group) {
     std::string why;
     std::optional<FoldedOp> folded;
+    bool dead = false;
     if (Operation *first =
             firstDivergingOp(stage, ref.getRank(), *search,
                              group.size() == 1
                                  ? outputValue(stage, ref.getRank(),
                                                ref.getName())
                                  : Value(),
-                             why, &folded)) {
+                             why, &folded, &dead)) {
       located = true;
       int64_t rank = ref.getRank();
-      if (!folded)
+      // Padding combined with real elements on another member of a group
+      // this rank shares (the vocabulary shard that holds the padding):
+      // wrong wherever it reaches, and blamed there (decision 107).
+      MeshOp mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+          stage, stage.getPlan().getMeshAttr());
+      int tries = 0;
+      SmallVector<Attribute> axes;
+      if (mesh && !dead)
+        axes = llvm::to_vector(mesh.getAxes());
+      for (Attribute axis : axes)
+        for (int64_t r : mesh.getAxisGroup(
+                 rank, {cast<StringAttr>(axis).getValue()})) {
+          if (dead || r == rank || ++tries > 16)
+            continue;
+          std::string w;
+          std::optional<FoldedOp> f;
+          bool d = false;
+          Operation *op = firstDivergingOp(stage, r, *search, Value(), w, &f, &d);
+          if (op && d) {
+            why = w + "; on rank " + std::to_string(r) + ", a member of rank " +
+                  std::to_string(rank) + "'s '" +
+                  cast<StringAttr>(axis).getValue().str() + "' group";
+            first = op, folded = f, rank = r, dead = true;
+          }
+        }
+      if (!folded && !dead)
         first = upstream(first, rank, why);
       if (ref.getRank() == result.rank)
         result.diverging = first;

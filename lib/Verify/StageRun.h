@@ -417,11 +417,14 @@ struct FoldedOp {
 /// The op the counterexample blames on `rank` (docs/guide.md §4.2), with
 /// why in `explanation`; null when every op relates. When the op to blame
 /// was folded away, `folded` (if given) names it and the op returned is
-/// its reader.
+/// its reader. `deadRead` (if given) tells whether the op combines elements
+/// of a spec value that the spec cuts away (decision 107): a bug wherever
+/// the stage fails, so a blame that holds for the whole stage.
 Operation *firstDivergingOp(StageOp stage, int64_t rank,
                             const Outcome<double> &out, Value failing,
                             std::string &explanation,
-                            std::optional<FoldedOp> *folded = nullptr);
+                            std::optional<FoldedOp> *folded = nullptr,
+                            bool *deadRead = nullptr);
 /// When no op is blamed: what the failing plan value is instead (another
 /// result of the spec's op, or a spec intermediate the plan stops at).
 std::string missingSpecOps(StageOp stage, const Outcome<double> &out,
