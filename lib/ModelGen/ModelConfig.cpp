@@ -14,7 +14,6 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
@@ -648,15 +647,8 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
                 " micro-batches is above the " + Twine(maxLayerMicroBatches) +
                 " layer-micro-batches tv generates (--layers N verifies the "
                 "first N layers)");
-  Gen gen(mc, pc, layers, seq, mbs, clTracedNorm);
-  std::string text = gen.run();
-  ParserConfig config(ctx);
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(text, config, "model-config.mlir");
-  if (!module) {
-    llvm::errs() << text;
-    return fail("internal error: the generated module does not parse");
-  }
+  Gen gen(ctx, mc, pc, layers, seq, mbs, clTracedNorm);
+  OwningOpRef<ModuleOp> module = gen.run();
   // The structure is verified here; the lineages are checked by every
   // consumer (partition, interpreter, --tv-check-lineage) before use, so
   // they are not expanded twice per run (decision 80: on llama3-70b this

@@ -27,9 +27,9 @@
 //       norm, head and loss on the last; activations sent forward and their
 //       gradients backward; micro-batches unrolled in the 1F1B order.
 //
-// The module is built as MLIR text (one SPMD rank program per pipeline
-// stage) and parsed, so the dialect's verifiers and the lineage checks run on
-// it. Sizes live only in the types: nothing is materialized per element, and
+// The module is built with the ops' ODS builders (one SPMD rank program per
+// pipeline stage) and verified, so the dialect's verifiers run on it; the
+// lineage checks run in every consumer. Sizes live only in the types: nothing is materialized per element, and
 // the only constants are 1/sqrt(head_dim) (the model's, on both sides) and
 // 1/(dp * micro-batches) (docs/soundness.md, A3).
 //
@@ -38,8 +38,8 @@
 // (ModelGenLayers.cpp: one layer's forward and backward, the embedding, the
 // head; ModelGenAttention.cpp: the attention) and the programs
 // (ModelGenPrograms.cpp: the spec, the rank programs, the lineages, the
-// module text; ModelGenOptimizer.cpp: the end of the step). The text builder
-// is in ModelGenProg.h, the configurations in ModelGenConfig.h. Internal to
+// module's assembly; ModelGenOptimizer.cpp: the end of the step). The op
+// builder is in ModelGenProg.h, the configurations in ModelGenConfig.h. Internal to
 // lib/Translate.
 //
 //===----------------------------------------------------------------------===//
@@ -49,6 +49,8 @@
 #include "ModelGenConfig.h"
 #include "ModelGenProg.h"
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -95,13 +97,14 @@ using Vals = std::map<std::string, Val>;
 
 class Gen {
 public:
-  Gen(const ModelCfg &m, const ParCfg &p, int64_t layers, int64_t seq,
-      int64_t mbs, bool tracedNorm)
-      : m(m), p(p), L(layers), S(seq), B(mbs), tracedNorm(tracedNorm) {
+  Gen(MLIRContext *ctx, const ModelCfg &m, const ParCfg &p, int64_t layers,
+      int64_t seq, int64_t mbs, bool tracedNorm)
+      : ctx(ctx), m(m), p(p), L(layers), S(seq), B(mbs),
+        tracedNorm(tracedNorm) {
     hd = m.headDim ? m.headDim : m.H / m.nh;
     rep = m.nh / m.nkv;
   }
-  std::string run();
+  OwningOpRef<ModuleOp> run();
 
 private:
   /// Dimensions of one program: full for the spec, per rank for the plan.
@@ -254,9 +257,11 @@ private:
     return out;
   }
 
-  std::string spec();
-  std::string stageProgram(int64_t stage);
-  std::string stageProgramOne(int64_t stage);
+  /// The module's parts, each built at the end of `b`'s block; `line`
+  /// is the line of the listing the part starts at, and is moved past it.
+  void spec(OpBuilder &b, int64_t &line);
+  void stageProgram(int64_t stage, OpBuilder &b, int64_t &line);
+  void stageProgramOne(int64_t stage, OpBuilder &b, int64_t &line);
   void endOfStep(Prog &P);
   /// The end of the step under Megatron's distributed optimizer (one
   /// program per data-parallel coordinate `curZ`: the ranges it owns).
@@ -264,15 +269,23 @@ private:
   /// One program per data-parallel coordinate (dp x cp index `curZ`).
   bool perZ() const { return p.distOpt && dpN() > 1; }
   int64_t curZ = 0;
-  /// Lineage statements of the parts of flat buffers a rank owns, written
-  /// out as boxes (they differ per data-parallel coordinate).
-  std::vector<std::string> flatLines;
-  /// The same as statements by box (`"spec"[box]`), whose groups are
-  /// replicas (a tied embedding's copies on the first and last stage).
-  std::vector<std::pair<std::string, std::vector<std::string>>> flatStmts;
+  /// One `tv.lineage` statement: a box of a spec tensor, its groups of
+  /// plan tensors (name, rank) and the factor 1/den.
+  struct FlatLineage {
+    std::string spec;
+    Shape lower, upper;
+    std::vector<std::vector<std::pair<std::string, int64_t>>> groups;
+    int64_t den = 1;
+  };
+  /// Lineage statements of the gradients in flat buffers, written out as
+  /// boxes (they differ per data-parallel coordinate).
+  std::vector<FlatLineage> flatLines;
+  /// The parts of flat buffers a rank owns as statements by box (the key:
+  /// the spec tensor and the box), whose groups are replicas (a tied
+  /// embedding's copies on the first and last stage).
+  std::vector<FlatLineage> flatStmts;
   std::map<std::string, size_t> flatStmtIndex;
-  std::string lineages();
-  std::string meshText() const;
+  void lineages(OpBuilder &b, int64_t &line);
 
   int64_t rankOf(int64_t d, int64_t s, int64_t c, int64_t t) const {
     return ((d * p.pp + s) * p.cp + c) * p.tp + t;
@@ -324,6 +337,12 @@ private:
     return {vs * L / n, (vs + 1) * L / n};
   }
 
+  MLIRContext *ctx;
+  /// "model-config.mlir": the file every op is located in.
+  StringAttr file;
+  Location at(int64_t line, unsigned col) const {
+    return FileLineColLoc::get(file, (unsigned)line, col);
+  }
   ModelCfg m;
   ParCfg p;
   int64_t L, S, B, hd, rep;
@@ -363,10 +382,10 @@ private:
     if (!tracedNorm)
       return P.rmsnorm(x, w, m.eps, hint);
     int64_t last = x.s.size() - 1;
-    Val sq = P.scalarOp("pow", x, 2.0, (hint + "_sq").str());
+    Val sq = P.scalarOp<PowOp>(x, 2.0, (hint + "_sq").str());
     Val var = P.meanKeep(sq, last, (hint + "_var").str());
-    Val ve = P.scalarOp("add_scalar", var, m.eps, (hint + "_var_eps").str());
-    Val r = P.unary("rsqrt", ve, (hint + "_rstd").str());
+    Val ve = P.scalarOp<AddScalarOp>(var, m.eps, (hint + "_var_eps").str());
+    Val r = P.unary<RsqrtOp>(ve, (hint + "_rstd").str());
     Val xr = P.mul(x, r, (hint + "_unit").str());
     return P.mul(xr, w, hint);
   }

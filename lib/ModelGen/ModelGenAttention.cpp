@@ -403,9 +403,8 @@ void Gen::ringForward(Prog &P, Vals &a, int64_t R, int64_t dqk) {
     Val mNew = i == 0 ? bm
                       : P.maxKeep(P.concat(mx, bm, 3, "max_pair"), 3,
                                   "running_max");
-    Val pb = P.unary(
-        "exp",
-        P.binary("sub", sc, P.broadcast(mNew, sc.s, "running_max_b"),
+    Val pb = P.unary<ExpOp>(
+        P.binary<SubOp>(sc, P.broadcast(mNew, sc.s, "running_max_b"),
                  "scores_shifted"),
         "block_exp");
     Val ps = P.reshape(P.sum(pb, 3, "block_sum"), mNew.s, "block_sum");
@@ -416,7 +415,7 @@ void Gen::ringForward(Prog &P, Vals &a, int64_t R, int64_t dqk) {
       o = pv;
     } else {
       Val alpha =
-          P.unary("exp", P.binary("sub", mx, mNew, "max_delta"), "rescale");
+          P.unary<ExpOp>(P.binary<SubOp>(mx, mNew, "max_delta"), "rescale");
       l = P.add(P.mul(alpha, l, "sum_rescaled"), ps, "running_sum");
       o = P.add(P.mul(P.broadcast(alpha, o.s, "rescale_b"), o,
                       "out_rescaled"),
@@ -425,8 +424,8 @@ void Gen::ringForward(Prog &P, Vals &a, int64_t R, int64_t dqk) {
     mx = mNew;
   }
   a["o_heads"] =
-      P.binary("div", o, P.broadcast(l, o.s, "running_sum_b"), "attn");
-  a["lse"] = P.add(mx, P.unary("log", l, "log_sum"), "lse");
+      P.binary<DivOp>(o, P.broadcast(l, o.s, "running_sum_b"), "attn");
+  a["lse"] = P.add(mx, P.unary<LogOp>(l, "log_sum"), "lse");
 }
 
 std::tuple<Val, Val, Val> Gen::ringBackward(Prog &P, Vals &a, const Val &dO,
@@ -456,15 +455,14 @@ std::tuple<Val, Val, Val> Gen::ringBackward(Prog &P, Vals &a, const Val &dO,
       sc = P.applyMask(sc, ringMasks.at(src), "scores_masked");
     else if (src == c)
       sc = P.applyMask(sc, maskV, "scores_masked");
-    Val pb = P.unary(
-        "exp",
-        P.binary("sub", sc, P.broadcast(lse, sc.s, "lse_b"), "scores_lse"),
+    Val pb = P.unary<ExpOp>(
+        P.binary<SubOp>(sc, P.broadcast(lse, sc.s, "lse_b"), "scores_lse"),
         "block_probs");
     Val dv = unrepeatKv(P, P.matmul(pb, dO, true, false, "d_v_rep"), R, "d_v");
     Val dp = P.matmul(dO, vr, false, true, "d_probs");
     Val ds = P.scale(
         P.mul(pb,
-              P.binary("sub", dp, P.broadcast(dsum, dp.s, "d_rowsum_b"),
+              P.binary<SubOp>(dp, P.broadcast(dsum, dp.s, "d_rowsum_b"),
                        "d_probs_centered"),
               "d_scores_unscaled"),
         scale, "d_scores");

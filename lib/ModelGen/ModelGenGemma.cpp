@@ -19,7 +19,7 @@ using namespace mlir::tv::modelgen;
 Val Gen::normWeight(Prog &P, const Val &w) {
   if (!m.gemma2)
     return w;
-  return P.scalarOp("add_scalar", w, 1.0, w.n + "_plus1");
+  return P.scalarOp<AddScalarOp>(w, 1.0, w.n + "_plus1");
 }
 
 /// The scale of the attention scores: query_pre_attn_scalar^-0.5 (Gemma
@@ -31,15 +31,14 @@ double Gen::attnScale(int64_t dqk) const {
 /// c * tanh(x / c).
 Val Gen::softcap(Prog &P, const Val &x, double c, StringRef hint) {
   Val z = P.scale(x, 1.0 / c, (hint + "_div").str());
-  return P.scale(P.unary("tanh", z, (hint + "_tanh").str()), c, hint);
+  return P.scale(P.unary<TanhOp>(z, (hint + "_tanh").str()), c, hint);
 }
 
 /// The gradient of x of c * tanh(x / c): g * (1 - tanh(x / c)^2).
 Val Gen::softcapGrad(Prog &P, const Val &x, const Val &g, double c,
                      StringRef hint) {
   Val z = P.scale(x, 1.0 / c, (hint + "_div").str());
-  return P.emit(hint, x.s,
-                "tv.tanh_grad " + z.ref() + ", " + g.ref() + P.attrs() + " : " + x.ty());
+  return P.tanhGrad(z, g, hint);
 }
 
 static constexpr double kGeluC = 0.044715;
@@ -51,9 +50,9 @@ Val Gen::geluTanh(Prog &P, const Val &x, StringRef hint) {
   Val x2 = P.mul(x, x, h + "_x2");
   Val x3 = P.mul(x2, x, h + "_x3");
   Val u = P.add(x, P.scale(x3, kGeluC, h + "_cx3"), h + "_inner");
-  Val t = P.unary("tanh", P.scale(u, geluK(), h + "_arg"), h + "_tanh");
+  Val t = P.unary<TanhOp>(P.scale(u, geluK(), h + "_arg"), h + "_tanh");
   Val half = P.scale(x, 0.5, h + "_half");
-  return P.mul(half, P.scalarOp("add_scalar", t, 1.0, h + "_1pt"), h);
+  return P.mul(half, P.scalarOp<AddScalarOp>(t, 1.0, h + "_1pt"), h);
 }
 
 /// Its gradient: g * (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2)),
@@ -64,16 +63,14 @@ Val Gen::geluTanhGrad(Prog &P, const Val &x, const Val &g, StringRef hint) {
   Val x3 = P.mul(x2, x, h + "_x3");
   Val u = P.add(x, P.scale(x3, kGeluC, h + "_cx3"), h + "_inner");
   Val z = P.scale(u, geluK(), h + "_arg");
-  Val t = P.unary("tanh", z, h + "_tanh");
+  Val t = P.unary<TanhOp>(z, h + "_tanh");
   Val a = P.mul(g,
-                P.scale(P.scalarOp("add_scalar", t, 1.0, h + "_1pt"), 0.5,
+                P.scale(P.scalarOp<AddScalarOp>(t, 1.0, h + "_1pt"), 0.5,
                         h + "_outer"),
                 h + "_da");
   Val gx = P.mul(g, P.scale(x, 0.5, h + "_half"), h + "_gx");
-  Val b = P.emit(h + "_dz", x.s,
-                 "tv.tanh_grad " + z.ref() + ", " + gx.ref() + P.attrs() + " : " +
-                     x.ty());
-  Val du = P.scalarOp("add_scalar", P.scale(x2, 3.0 * kGeluC * geluK(),
+  Val b = P.tanhGrad(z, gx, h + "_dz");
+  Val du = P.scalarOp<AddScalarOp>(P.scale(x2, 3.0 * kGeluC * geluK(),
                                             h + "_du3"),
                       geluK(), h + "_du");
   return P.add(a, P.mul(b, du, h + "_db"), h);

@@ -497,20 +497,20 @@ Vals Gen::headForward(Prog &P, const Dims &d, const Val &normW,
     if (sharded) {
       Val mx = P.allReduceMax(P.maxKeep(xs, 1, "logits_max_local"), {"tp"},
                               "logits_max");
-      xs = P.binary("sub", xs, P.broadcast(mx, lf.s, "logits_max_b"),
+      xs = P.binary<SubOp>(xs, P.broadcast(mx, lf.s, "logits_max_b"),
                     "logits_shifted");
     }
     Val t = P.targetLogit(xs, h["labels"], sharded ? "tp" : "",
                           sharded ? "predicted_local" : "predicted_logits");
     if (sharded)
       t = P.allReduce(t, {"tp"}, "predicted_logits");
-    Val e = P.unary("exp", xs, "exp_logits");
+    Val e = P.unary<ExpOp>(xs, "exp_logits");
     Val se = P.sum(e, 1, sharded ? "sum_exp_local" : "sum_exp_logits");
     if (sharded)
       se = P.allReduce(se, {"tp"}, "sum_exp_logits");
     h["exp"] = e;
     h["sum_exp"] = se;
-    Val li = P.binary("sub", P.unary("log", se, "log_sum_exp"), t,
+    Val li = P.binary<SubOp>(P.unary<LogOp>(se, "log_sum_exp"), t,
                       "token_loss");
     li = tagTokens(P, "token_loss", li, R, -1);
     h["loss"] = P.mean(li, 0, "loss");
@@ -542,9 +542,9 @@ Val Gen::headBackward(Prog &P, const Dims &d, const Val &normW,
                          {N, d.V}, "d_token_loss_b");
     Val sb = P.broadcast(P.reshape(h["sum_exp"], {N, 1}, "sum_exp_col"),
                          {N, d.V}, "sum_exp_b");
-    Val sm = P.binary("div", h["exp"], sb, "softmax_local");
+    Val sm = P.binary<DivOp>(h["exp"], sb, "softmax_local");
     Val oh = P.targetLogitGrad(h["labels"], g, {N, d.V}, "tp", "d_predicted");
-    Val dl = P.binary("sub", P.mul(sm, gb, "d_softmax_part"), oh,
+    Val dl = P.binary<SubOp>(P.mul(sm, gb, "d_softmax_part"), oh,
                       m.padded() ? "d_logits_masked" : "d_logits_flat");
     if (m.padded())
       dl = P.applyMask(dl, h["vocab_mask"], "d_logits_flat", /*grad=*/true);

@@ -164,18 +164,19 @@ void Gen::flatStep(Prog &P) {
                      {true, expertDpN(), edp * p.cp + c, expertDpAxes(), {}}};
   for (size_t i = 0; i < bufs.size(); ++i)
     groups[bufs[i].epDim >= 0].bufs.push_back(i);
-  // The spec box of a (tp- and ep-local) box of buffer b on tp rank t.
+  // The spec box of a (tp- and ep-local) box of buffer b on tp rank t:
+  // its lower and upper bounds.
   auto specBox = [&](const Buf &b, const Shape &lower, const Shape &ext,
                      int64_t t) {
-    std::string box;
+    std::pair<Shape, Shape> box;
     for (size_t i = 0; i < ext.size(); ++i) {
       int64_t lo = lower[i];
       if ((int64_t)i == b.tpDim)
         lo += t * b.shape[i];
       if ((int64_t)i == b.epDim)
         lo += e * b.shape[i];
-      box += (i ? ", " : "") + std::to_string(lo) + ":" +
-             std::to_string(lo + ext[i]);
+      box.first.push_back(lo);
+      box.second.push_back(lo + ext[i]);
     }
     return box;
   };
@@ -200,31 +201,28 @@ void Gen::flatStep(Prog &P) {
         (tied && curStage != p.pp - 1))
       continue;
     auto sumOver = [&](int64_t t) {
-      std::string terms;
+      std::vector<std::pair<std::string, int64_t>> terms;
       for (int64_t s : tied ? std::vector<int64_t>{0, p.pp - 1}
                                 : std::vector<int64_t>{curStage})
         for (int64_t d = 0; d < p.dp; ++d)
           for (int64_t cc = 0; cc < p.cp; ++cc)
             if (!isExpert || d % p.ep == e)
-              terms += (terms.empty() ? "\"" : " + \"") + gn + ".local\":" +
-                       std::to_string(rankOf(d, s, cc, t));
-      return "[" + terms + "]";
+              terms.push_back({gn + ".local", rankOf(d, s, cc, t)});
+      return terms;
     };
     // A per-rank mean: dense gradients are averaged over the group; an
     // expert's is summed over its group and divided by dp (decision 66).
     int64_t den = !p.perRankLoss ? 1 : isExpert ? p.dp : dpN();
-    std::string scaled = den > 1 ? " scaled 1/" + std::to_string(den) : "";
     Shape zero(b.shape.size(), 0);
     for (int64_t t = 0; t < (b.tpDim >= 0 ? p.tp : 1); ++t) {
-      std::string groupsText;
+      auto [lower, upper] = specBox(b, zero, b.shape, t);
+      FlatLineage l{gn, lower, upper, {}, den};
       if (b.tpDim >= 0)
-        groupsText = sumOver(t);
+        l.groups.push_back(sumOver(t));
       else
         for (int64_t tt = 0; tt < p.tp; ++tt)
-          groupsText += (tt ? " | " : "") + sumOver(tt);
-      flatLines.push_back("tv.lineage #tv.lineage<\"" + gn + "\"[" +
-                          specBox(b, zero, b.shape, t) + "] = " + groupsText +
-                          scaled + ">\n");
+          l.groups.push_back(sumOver(tt));
+      flatLines.push_back(std::move(l));
     }
   }
 
@@ -233,15 +231,16 @@ void Gen::flatStep(Prog &P) {
   auto line = [&](const Buf &b, const std::string &spec, const Shape &lower,
                   const Shape &ext, const std::string &plan) {
     auto stmt = [&](ArrayRef<int64_t> tps) {
-      std::string key = "\"" + spec + "\"[" + specBox(b, lower, ext, tps[0]) +
-                        "]";
+      auto [lo, hi] = specBox(b, lower, ext, tps[0]);
+      std::string key = spec;
+      for (size_t i = 0; i < lo.size(); ++i)
+        key += " " + std::to_string(lo[i]) + ":" + std::to_string(hi[i]);
       auto [it, fresh] = flatStmtIndex.try_emplace(key, flatStmts.size());
       if (fresh)
-        flatStmts.push_back({key, {}});
+        flatStmts.push_back({spec, lo, hi, {}, 1});
       for (int64_t t : tps)
-        flatStmts[it->second].second.push_back(
-            "[\"" + plan + "\":" +
-            std::to_string(rankOf(dd, curStage, c, t)) + "]");
+        flatStmts[it->second].groups.push_back(
+            {{plan, rankOf(dd, curStage, c, t)}});
     };
     if (b.tpDim >= 0)
       for (int64_t t = 0; t < p.tp; ++t)

@@ -4,7 +4,8 @@
 // one rank program per pipeline stage (the 1F1B schedule; the end-of-step
 // data-parallel reduction and the sharded optimizer step are in
 // ModelGenOptimizer.cpp), the tv.lineage_map statements, the mesh and the
-// module text.
+// module that holds them, every op located where a listing of the module
+// puts it (decision 108).
 //
 //===----------------------------------------------------------------------===//
 #include "ModelGen.h"
@@ -14,10 +15,10 @@
 using namespace mlir;
 using namespace mlir::tv::modelgen;
 
-std::string Gen::spec() {
+void Gen::spec(OpBuilder &b, int64_t &line) {
   inPlan = false;
   weightsIn.clear();
-  Prog P("  ");
+  Prog P(ctx, "  ");
   int64_t N = p.dp * p.mb * B;
   Dims d{N,       m.nh,       m.nkv, m.I, m.V, m.moeI, m.nShared * m.moeI,
          m.nExperts, false, false, S};
@@ -75,43 +76,44 @@ std::string Gen::spec() {
       P.output(name + ".new", nw);
     }
   }
-  return "tv.spec @spec {\n" + P.text() + "}\n";
+  // `tv.spec @spec {`, the body, `}`.
+  auto op = SpecOp::create(b, at(line, 1), "spec");
+  op.getBody().push_back(P.takeBlock().release());
+  P.setLocations(file, line + 1);
+  line += P.lines() + 2;
 }
 
-std::string Gen::stageProgram(int64_t s) {
+void Gen::stageProgram(int64_t s, OpBuilder &b, int64_t &line) {
   if (perZ()) {
     // Megatron's distributed optimizer: each data-parallel coordinate owns
     // different ranges of the flat buffers (and under ring attention its cp
     // coordinate is part of it). Mesh-wide lineages are recorded once.
-    std::string out;
     for (curZ = 0; curZ < dpN(); ++curZ) {
       curCp = p.cpRing ? curZ % p.cp : 0;
       size_t before = recs.size();
-      out += stageProgramOne(s);
+      stageProgramOne(s, b, line);
       if (curZ > 0)
         recs.resize(before);
     }
     curZ = 0;
     curCp = 0;
-    return out;
+    return;
   }
   if (p.cp == 1 || !p.cpRing)
-    return stageProgramOne(s);
+    return stageProgramOne(s, b, line);
   // Ring attention: one program per cp coordinate (the ring's wrap-around
   // peer and the blocks each rank skips depend on it). Their lineages are
   // the same statements over the mesh: recorded once.
-  std::string out;
   for (curCp = 0; curCp < p.cp; ++curCp) {
     size_t before = recs.size();
-    out += stageProgramOne(s);
+    stageProgramOne(s, b, line);
     if (curCp > 0)
       recs.resize(before);
   }
   curCp = 0;
-  return out;
 }
 
-std::string Gen::stageProgramOne(int64_t s) {
+void Gen::stageProgramOne(int64_t s, OpBuilder &b, int64_t &line) {
   inPlan = true;
   curStage = s;
   curMb = -1;
@@ -119,7 +121,7 @@ std::string Gen::stageProgramOne(int64_t s) {
   bufSeen.clear();
   weightsIn.clear();
   shards.clear();
-  Prog P("    ");
+  Prog P(ctx, "    ");
   // Context parallelism: this rank's programs see its chunk of the
   // sequence (the attention exchanges reach the whole of it).
   const int64_t Sfull = S;
@@ -350,149 +352,126 @@ std::string Gen::stageProgramOne(int64_t s) {
   endOfStep(P);
 
   S = Sfull;
-  std::string ranks;
+  SmallVector<int64_t> ranks;
   for (int64_t dd = 0; dd < p.dp; ++dd)
     for (int64_t c = 0; c < p.cp; ++c)
       for (int64_t t = 0; t < p.tp; ++t)
         if (perZ() ? dd * p.cp + c == curZ : !cpRing() || c == curCp)
-          ranks += (ranks.empty() ? "" : ", ") +
-                   std::to_string(rankOf(dd, s, c, t));
-  std::string layers;
-  for (int64_t c = 0; c < p.vpp; ++c) {
-    auto [c0, c1] = chunkRange(s, c);
-    layers += (c ? ", " : "") + std::to_string(c0) + ".." +
-              std::to_string(c1 - 1);
-  }
-  return "  // pipeline stage " + std::to_string(s) + ": layers " + layers +
-         (first ? ", embedding" : "") + (last ? ", final norm, head, loss" : "") +
-         "\n  tv.rank_program [" + ranks + "] {\n" + P.text() + "  }\n";
+          ranks.push_back(rankOf(dd, s, c, t));
+  // A comment line (`// pipeline stage S: layers ...`), then
+  // `tv.rank_program [ranks] {`, the body, `}`.
+  line += 1;
+  auto op = RankProgramOp::create(b, at(line, 3), ranks);
+  op.getBody().push_back(P.takeBlock().release());
+  P.setLocations(file, line + 1);
+  line += P.lines() + 2;
 }
 
-std::string Gen::lineages() {
+void Gen::lineages(OpBuilder &b, int64_t &line) {
   // One tv.lineage_map per plan tensor and pipeline stage: the block of the
   // spec tensor a rank holds is affine in its mesh coordinates (d0.. in the
   // mesh's axis order), so the statement does not grow with dp, tp or ep.
   const bool ep = p.ep > 1, cp = p.cp > 1;
   // Mesh axes [dp | edp, ep], pp, [cp], tp.
   const int nAxes = 3 + ep + cp;
-  std::string dims = "(";
-  for (int i = 0; i < nAxes; ++i)
-    dims += (i ? ", d" : "d") + std::to_string(i);
-  dims += ")";
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  auto k = [&](int64_t x) { return getAffineConstantExpr(x, ctx); };
   // The data-parallel index dd = edp * ep + e, its parts, the cp and the
   // tp index; a ZeRO shard is over the data-parallel group times cp.
-  const std::string dd = ep ? "(d0 * " + std::to_string(p.ep) + " + d1)" : "d0";
-  const std::string e = ep ? "d1" : "0",
-                    c = "d" + std::to_string(ep ? 3 : 2),
-                    t = "d" + std::to_string(nAxes - 1);
-  const std::string zdd =
-      cp ? "(" + dd + " * " + std::to_string(p.cp) + " + " + c + ")" : dd;
-  const std::string edp =
-      cp ? "(d0 * " + std::to_string(p.cp) + " + " + c + ")" : "d0";
-  std::string out;
+  const AffineExpr dd = ep ? d(0) * p.ep + d(1) : d(0);
+  const AffineExpr e = ep ? d(1) : k(0), c = d(ep ? 3 : 2), t = d(nAxes - 1);
+  const AffineExpr zdd = cp ? dd * p.cp + c : dd;
+  const AffineExpr edp = cp ? d(0) * p.cp + c : d(0);
   for (const Rec &r : recs) {
-    std::string map = "affine_map<" + dims + " -> (";
+    SmallVector<AffineExpr> blocks;
     for (size_t i = 0; i < r.shape.size(); ++i) {
       // Block index along this dimension: model-parallel (tp or ep) outer,
       // the ZeRO shard inner.
-      std::string idx = "0";
+      AffineExpr idx = k(0);
       if ((int64_t)i == r.batchDim)
-        idx = dd + " * " + std::to_string(p.mb) + " + " + std::to_string(r.mb);
+        idx = dd * p.mb + r.mb;
       if ((int64_t)i == r.tpDim)
         idx = t;
       // The cp chunk, split over tp within it under sequence parallelism.
       if ((int64_t)i == r.cpDim)
-        idx = r.cpChunk == 1 ? std::to_string(2 * p.cp - 1) + " - " + c
-              : (int64_t)i == r.tpDim
-                  ? c + " * " + std::to_string(p.tp) + " + " + t
-                  : c;
+        idx = r.cpChunk == 1            ? k(2 * p.cp - 1) - c
+              : (int64_t)i == r.tpDim ? c * p.tp + t
+                                      : c;
       if ((int64_t)i == r.epDim)
         idx = e;
       if ((int64_t)i == r.zDim) {
         int64_t zn = r.zExpert ? expertDpN() : dpN();
-        idx = "(" + idx + ") * " + std::to_string(zn) + " + " +
-              (r.zExpert ? edp : zdd);
+        idx = idx * zn + (r.zExpert ? edp : zdd);
       }
-      map += (i ? ", " : "") + idx;
+      blocks.push_back(idx);
     }
-    map += ")>";
-    std::string shape = "[";
-    for (size_t i = 0; i < r.shape.size(); ++i)
-      shape += (i ? ", " : "") + std::to_string(r.shape[i]);
-    shape += "]";
-    std::string scaled =
-        r.scaleDen > 1 ? " scaled [1, " + std::to_string(r.scaleDen) + "]" : "";
-    out += "tv.lineage_map \"" + r.spec + "\" blocks " + map + " shape " +
-           shape + scaled + " = \"" + r.plan + "\" on @mesh where {pp = " +
-           std::to_string(r.stage) + " : i64}\n";
+    LineageMapOp::create(
+        b, at(line++, 1), r.spec,
+        AffineMap::get(nAxes, 0, blocks, ctx), r.shape, r.plan, "mesh",
+        DictionaryAttr::get(
+            ctx, {NamedAttribute(StringAttr::get(ctx, "pp"),
+                                 IntegerAttr::get(IntegerType::get(ctx, 64),
+                                                  r.stage))}),
+        r.scaleDen > 1 ? DenseI64ArrayAttr::get(ctx, {1, r.scaleDen})
+                       : DenseI64ArrayAttr());
   }
-  for (const std::string &l : flatLines)
-    out += l;
-  for (const auto &[key, groups] : flatStmts) {
-    out += "tv.lineage #tv.lineage<" + key + " = ";
-    for (size_t i = 0; i < groups.size(); ++i)
-      out += (i ? " | " : "") + groups[i];
-    out += ">\n";
-  }
-  return out;
+  auto statement = [&](const FlatLineage &l) {
+    SmallVector<Attribute> groups;
+    for (const auto &g : l.groups) {
+      SmallVector<Attribute> refs;
+      for (const auto &[name, rank] : g)
+        refs.push_back(PlanRefAttr::get(ctx, name, rank));
+      groups.push_back(ArrayAttr::get(ctx, refs));
+    }
+    SmallVector<int64_t> scale;
+    if (l.den > 1)
+      scale = {1, l.den};
+    LineageOp::create(b, at(line++, 1),
+                      LineageAttr::get(ctx, StringAttr::get(ctx, l.spec),
+                                       l.lower, l.upper,
+                                       ArrayAttr::get(ctx, groups),
+                                       StringAttr(), {}, scale));
+  };
+  for (const FlatLineage &l : flatLines)
+    statement(l);
+  for (const FlatLineage &l : flatStmts)
+    statement(l);
 }
 
-std::string Gen::meshText() const {
-  if (p.ep > 1 && p.cp > 1)
-    return "tv.mesh @mesh axes [\"edp\", \"ep\", \"pp\", \"cp\", \"tp\"] "
-           "sizes [" +
-           std::to_string(p.dp / p.ep) + ", " + std::to_string(p.ep) + ", " +
-           std::to_string(p.pp) + ", " + std::to_string(p.cp) + ", " +
-           std::to_string(p.tp) + "]\n";
-  if (p.ep > 1)
-    return "tv.mesh @mesh axes [\"edp\", \"ep\", \"pp\", \"tp\"] sizes [" +
-           std::to_string(p.dp / p.ep) + ", " + std::to_string(p.ep) + ", " +
-           std::to_string(p.pp) + ", " + std::to_string(p.tp) + "]\n";
-  if (p.cp > 1)
-    return "tv.mesh @mesh axes [\"dp\", \"pp\", \"cp\", \"tp\"] sizes [" +
-           std::to_string(p.dp) + ", " + std::to_string(p.pp) + ", " +
-           std::to_string(p.cp) + ", " + std::to_string(p.tp) + "]\n";
-  return "tv.mesh @mesh axes [\"dp\", \"pp\", \"tp\"] sizes [" +
-         std::to_string(p.dp) + ", " + std::to_string(p.pp) + ", " +
-         std::to_string(p.tp) + "]\n";
-}
-
-std::string Gen::run() {
-  std::string out;
-  out += std::string("// ") + (m.deepseek ? "DeepSeek-V3" : "Llama3") +
-         " training step generated by tv-translate --import-model-config.\n";
-  out += "// hidden " + std::to_string(m.H) + ", layers " + std::to_string(L) +
-         ", heads " + std::to_string(m.nh) + ", kv heads " +
-         std::to_string(m.nkv) + ", intermediate " + std::to_string(m.I) +
-         ", vocab " + std::to_string(m.vocab) +
-         (m.padded() ? " (padded to " + std::to_string(m.V) + ")" : "") +
-         (m.tied ? " (tied embeddings)" : "") + ", rope_theta " +
-         flt(m.theta) +
-         " (cos/sin are inputs)\n";
-  if (m.deepseek)
-    out += "// MLA q_lora " + std::to_string(m.qLora) + ", kv_lora " +
-           std::to_string(m.kvLora) + ", qk nope/rope " +
-           std::to_string(m.dNope) + "/" + std::to_string(m.dRope) + ", v " +
-           std::to_string(m.dV) + "; MoE " + std::to_string(m.nExperts) +
-           " routed experts (top " + std::to_string(m.topK) + "), " +
-           std::to_string(m.nShared) + " shared, expert intermediate " +
-           std::to_string(m.moeI) + ", first " + std::to_string(m.firstDense) +
-           " layers dense\n";
-  out += "// seq " + std::to_string(S) + ", micro-batch size " +
-         std::to_string(B) + "; dp=" + std::to_string(p.dp) +
-         " tp=" + std::to_string(p.tp) + " pp=" + std::to_string(p.pp) +
-         " mb=" + std::to_string(p.mb) + " ep=" + std::to_string(p.ep) +
-         (p.sp ? " sp" : "") +
-         (p.zero ? " zero=" + std::to_string(p.zero) : "") +
-         (p.vpp > 1 ? " (interleaved 1F1B, vpp=" + std::to_string(p.vpp) + ")\n"
-                    : " (1F1B)\n");
-  out += meshText();
-  out += spec();
-  out += "tv.plan @plan mesh @mesh micro_batches " + std::to_string(p.mb) +
-         " {\n";
+OwningOpRef<ModuleOp> Gen::run() {
+  file = StringAttr::get(ctx, "model-config.mlir");
+  OwningOpRef<ModuleOp> module = ModuleOp::create(at(0, 0));
+  OpBuilder b = OpBuilder::atBlockEnd(module->getBody());
+  // Every op is located where a listing of the module puts it (decision
+  // 108): three lines of comments (four for DeepSeek: its MLA and MoE
+  // sizes) first, then the mesh, the spec, the plan and the lineages.
+  int64_t line = 1 + 3 + m.deepseek;
+  SmallVector<StringRef> axes;
+  SmallVector<int64_t> sizes;
+  if (p.ep > 1) {
+    axes = {"edp", "ep", "pp"};
+    sizes = {p.dp / p.ep, p.ep, p.pp};
+  } else {
+    axes = {"dp", "pp"};
+    sizes = {p.dp, p.pp};
+  }
+  if (p.cp > 1) {
+    axes.push_back("cp");
+    sizes.push_back(p.cp);
+  }
+  axes.push_back("tp");
+  sizes.push_back(p.tp);
+  MeshOp::create(b, at(line++, 1), "mesh", b.getStrArrayAttr(axes), sizes);
+  spec(b, line);
+  // `tv.plan @plan mesh @mesh micro_batches N {`, a rank program per
+  // pipeline stage (per data-parallel or cp coordinate where they differ),
+  // `}`.
+  auto plan = PlanOp::create(b, at(line++, 1), "plan", "mesh",
+                             (uint64_t)p.mb, ArrayAttr(), false);
+  OpBuilder pb = OpBuilder::atBlockEnd(&plan.getBody().emplaceBlock());
   for (int64_t s = 0; s < p.pp; ++s)
-    out += stageProgram(s);
-  out += "}\n";
-  out += lineages();
-  return out;
+    stageProgram(s, pb, line);
+  ++line;
+  lineages(b, line);
+  return module;
 }
