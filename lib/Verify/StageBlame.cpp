@@ -53,87 +53,16 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
     return nullptr;
   MeshOp mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
       stage, stage.getPlan().getMeshAttr());
-  // The first spec value `t` is a block of (-1: none), and where.
-  struct Box {
-    int spec = -1;
-    SmallVector<int64_t> offsets;
-    // A flat buffer's run: where in its first spec value it starts (0: at
-    // the start; -1: no flat run).
-    int64_t flatShift = -1;
-  };
+  using Box = SpecBlocks::Box;
+  SpecBlocks blocks(specValues);
   DenseMap<Value, Box> boxOf;
-  // Spec elements by value, for flat runs (built on first use).
-  std::multimap<double, std::pair<int, size_t>> elementsByValue;
-  // A flat buffer (a distributed optimizer's, ZeRO's): a 1-D value of
-  // spec values flattened one after another, zeros between them (padding),
-  // cut only at its two ends (a shard of the buffer). The first spec value
-  // of its first run, and where in it the run starts; no offsets.
-  auto flatRun = [&](const Tensor<double> &t, Box &b) {
-    size_t n = t.data.size();
-    if (t.shape.size() != 1 || n < 2)
-      return false;
-    if (elementsByValue.empty())
-      for (auto [i, s] : llvm::enumerate(specValues))
-        if (s->data.size() >= 2 && s->data.size() <= (1u << 16))
-          for (size_t q = 0; q < s->data.size(); ++q)
-            elementsByValue.emplace(s->data[q], std::make_pair((int)i, q));
-    bool any = false;
-    for (size_t p = 0; p < n;) {
-      if (t.data[p] == 0) {
-        ++p;
-        continue;
-      }
-      double x = t.data[p], tol = 1e-9 * (1 + 2 * std::fabs(x));
-      size_t best = 0;
-      std::pair<int, size_t> from;
-      for (auto it = elementsByValue.lower_bound(x - tol);
-           it != elementsByValue.end() && it->first <= x + tol; ++it) {
-        auto [i, q] = it->second;
-        const Tensor<double> &s = *specValues[i];
-        if (q != 0 && p != 0)
-          continue;
-        size_t len = 0;
-        while (p + len < n && q + len < s.data.size() &&
-               closeReal(t.data[p + len], s.data[q + len]))
-          ++len;
-        if ((q + len == s.data.size() || p + len == n) && len > best) {
-          best = len;
-          from = it->second;
-        }
-      }
-      if (best == 0)
-        return false;
-      if (!any) {
-        b.spec = from.first;
-        b.flatShift = (int64_t)from.second;
-      }
-      any = true;
-      p += best;
-    }
-    return any;
+  auto boxFor = [&](const Tensor<double> &t, ArrayRef<double> factors = {},
+                    bool sideBySide = false) {
+    return blocks.of(t, factors, sideBySide);
   };
-  auto boxFor = [&](const Tensor<double> &t) {
-    Box b;
-    for (auto [i, s] : llvm::enumerate(specValues))
-      if (auto o = blockOffsetsOf(t, *s)) {
-        b.spec = (int)i;
-        b.offsets = *o;
-        return b;
-      }
-    // The same block with its dimensions of one dropped (a row maximum
-    // kept as [n, 1] or reshaped to [n]); no offsets then.
-    Tensor<double> st = squeezed(t);
-    for (auto [i, s] : llvm::enumerate(specValues))
-      if (s->shape.size() != t.shape.size() &&
-          blockOffsetsOf(st, squeezed(*s))) {
-        b.spec = (int)i;
-        return b;
-      }
-    flatRun(t, b);
-    return b;
-  };
-  auto matchOf = [&](const Tensor<double> &t) -> int {
-    return boxFor(t).spec;
+  auto matchOf = [&](const Tensor<double> &t,
+                     ArrayRef<double> factors = {}) -> int {
+    return boxFor(t, factors).spec;
   };
   // For each dimension d of operand `v`'s block that a loop of `st`
   // indexes (operand i's map): the loop, the spec value's extent along d
@@ -191,7 +120,23 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
     }
     return partial && !apart;
   };
-  auto matches = [&](const Tensor<double> &t) { return matchOf(t) >= 0; };
+  auto matches = [&](const Tensor<double> &t, ArrayRef<double> factors = {}) {
+    return matchOf(t, factors) >= 0;
+  };
+  // The factors of scaled assumed lineages: the plan's value is q/p times
+  // the spec's where the lineage says `scaled p/q`.
+  SmallVector<double> stageFactors;
+  for (Attribute a : stage.getAssumes())
+    if (auto l = dyn_cast<LineageAttr>(a); l && l.isScaled()) {
+      auto [n, d] = l.getScaleFraction();
+      double f = (double)d / (double)n;
+      if (!llvm::is_contained(stageFactors, f))
+        stageFactors.push_back(f);
+    }
+  // The factors each value may carry: those of the scaled lineages of the
+  // inputs it is computed from, whether or not the values between relate
+  // (a micro-batch's term of a gradient, before its sum).
+  DenseMap<Value, SmallVector<double, 1>> carried;
 
   SmallVector<Operation *> ops;
   prog.getBody().walk([&](Operation *op) {
@@ -282,7 +227,23 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
         continue;
       }
       --budget;
-      Box box = boxFor(*t);
+      SmallVector<double, 1> factors;
+      if (isa<InputOp>(op))
+        factors.append(stageFactors.begin(), stageFactors.end());
+      for (Value v : op->getOperands())
+        for (double f : carried.lookup(v))
+          if (!llvm::is_contained(factors, f))
+            factors.push_back(f);
+      if (!factors.empty())
+        carried[r] = factors;
+      // Blocks side by side: an all-to-all's result, and what is computed
+      // from one.
+      bool sideBySide = isa<AllToAllOp>(op) ||
+                        llvm::any_of(op->getOperands(), [&](Value v) {
+                          auto it = boxOf.find(v);
+                          return it != boxOf.end() && it->second.sideBySide;
+                        });
+      Box box = boxFor(*t, factors, sideBySide);
       boxOf[r] = box;
       int m = box.spec;
       bool ok = isa<InputOp>(op) || m >= 0 || planOnlyMask(op);
@@ -321,10 +282,15 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
           Tensor<double> mean = sum;
           for (double &x : mean.data)
             x /= (double)group.size();
-          if (all && differs && (matches(sum) || matches(mean))) {
-            ok = true;
-            partialOf[r] = name.str();
-            break;
+          if (all && differs) {
+            Box whole = boxFor(sum, factors);
+            if (whole.spec < 0)
+              whole = boxFor(mean, factors);
+            if (whole.spec >= 0) {
+              ok = true;
+              partialOf[r] = name.str();
+              break;
+            }
           }
         }
       }

@@ -214,4 +214,141 @@ std::string missingSpecOps(StageOp stage, const Outcome<double> &out,
   return "";
 }
 
+
+//===----------------------------------------------------------------------===//
+// SpecBlocks
+//===----------------------------------------------------------------------===//
+
+// A flat buffer (a distributed optimizer's, ZeRO's): a 1-D value of
+// spec values flattened one after another, zeros between them (padding),
+// cut only at its two ends (a shard of the buffer). The first spec value
+// of its first run, and where in it the run starts; no offsets.
+bool SpecBlocks::flatRun(const Tensor<double> &t, Box &b) {
+  size_t n = t.data.size();
+  if (t.shape.size() != 1 || n < 2)
+    return false;
+  if (elementsByValue.empty())
+    for (auto [i, s] : llvm::enumerate(specValues))
+      if (s->data.size() >= 2 && s->data.size() <= (1u << 16))
+        for (size_t q = 0; q < s->data.size(); ++q)
+          elementsByValue.emplace(s->data[q], std::make_pair((int)i, q));
+  bool any = false;
+  for (size_t p = 0; p < n;) {
+    if (t.data[p] == 0) {
+      ++p;
+      continue;
+    }
+    double x = t.data[p], tol = 1e-9 * (1 + 2 * std::fabs(x));
+    size_t best = 0;
+    std::pair<int, size_t> from;
+    for (auto it = elementsByValue.lower_bound(x - tol);
+         it != elementsByValue.end() && it->first <= x + tol; ++it) {
+      auto [i, q] = it->second;
+      const Tensor<double> &s = *specValues[i];
+      if (q != 0 && p != 0)
+        continue;
+      size_t len = 0;
+      while (p + len < n && q + len < s.data.size() &&
+             closeReal(t.data[p + len], s.data[q + len]))
+        ++len;
+      if ((q + len == s.data.size() || p + len == n) && len > best) {
+        best = len;
+        from = it->second;
+      }
+    }
+    if (best == 0)
+      return false;
+    if (!any) {
+      b.spec = from.first;
+      b.flatShift = (int64_t)from.second;
+    }
+    any = true;
+    p += best;
+  }
+  return any;
+}
+
+SpecBlocks::Box SpecBlocks::exact(const Tensor<double> &t, bool sideBySide) {
+  Box b;
+  for (auto [i, s] : llvm::enumerate(specValues))
+    if (auto o = blockOffsetsOf(t, *s)) {
+      b.spec = (int)i;
+      b.offsets = *o;
+      return b;
+    }
+  // The same block with its dimensions of one dropped (a row maximum
+  // kept as [n, 1] or reshaped to [n]); no offsets then.
+  Tensor<double> st = squeezed(t);
+  for (auto [i, s] : llvm::enumerate(specValues))
+    if (s->shape.size() != t.shape.size() &&
+        blockOffsetsOf(st, squeezed(*s))) {
+      b.spec = (int)i;
+      return b;
+    }
+  if (flatRun(t, b) || !sideBySide)
+    return b;
+  // Blocks of one spec value laid side by side along one dimension, in
+  // their order there and at the same place along every other (an
+  // all-to-all's tokens gathered from the ranks of its group: rows of
+  // the spec's that are not contiguous there); no offsets then.
+  for (size_t d = 0; d < t.shape.size(); ++d)
+    for (int64_t k = 2; k <= 16 && k <= t.shape[d]; ++k) {
+      if (t.shape[d] % k)
+        continue;
+      SmallVector<Tensor<double>> parts(k);
+      for (Tensor<double> &part : parts) {
+        part.shape = t.shape;
+        part.shape[d] /= k;
+      }
+      int64_t inner = 1;
+      for (size_t i = d + 1; i < t.shape.size(); ++i)
+        inner *= t.shape[i];
+      int64_t run = inner * (t.shape[d] / k);
+      for (size_t at = 0; at < t.data.size(); at += run * k)
+        for (int64_t j = 0; j < k; ++j)
+          parts[j].data.insert(parts[j].data.end(),
+                               t.data.begin() + at + j * run,
+                               t.data.begin() + at + (j + 1) * run);
+      for (auto [i, s] : llvm::enumerate(specValues)) {
+        std::optional<SmallVector<int64_t>> prev;
+        bool gathered = true;
+        for (const Tensor<double> &part : parts) {
+          std::optional<SmallVector<int64_t>> at = blockOffsetsOf(part, *s);
+          gathered = at && (!prev || ((*at)[d] > (*prev)[d] &&
+                                      llvm::all_of(llvm::seq<size_t>(
+                                                       0, at->size()),
+                                                   [&](size_t q) {
+                                                     return q == d ||
+                                                            (*at)[q] ==
+                                                                (*prev)[q];
+                                                   })));
+          if (!gathered)
+            break;
+          prev = at;
+        }
+        if (gathered) {
+          b.spec = (int)i;
+          b.sideBySide = true;
+          return b;
+        }
+      }
+    }
+  return b;
+}
+
+SpecBlocks::Box SpecBlocks::of(const Tensor<double> &t,
+                               ArrayRef<double> factors, bool sideBySide) {
+  Box b = exact(t, sideBySide);
+  for (double f : factors) {
+    if (b.spec >= 0)
+      break;
+    Tensor<double> u = t;
+    for (double &x : u.data)
+      x /= f;
+    b = exact(u, sideBySide);
+    b.factor = f;
+  }
+  return b;
+}
+
 } // namespace mlir::tv::stagecheck

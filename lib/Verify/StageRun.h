@@ -431,6 +431,45 @@ std::string missingSpecOps(StageOp stage, const Outcome<double> &out,
                            const Tensor<double> &plan, Value expected);
 
 // StageRelations.cpp: what a plan value is in terms of spec values.
+/// The blocks of a stage's spec values that plan values are (the blame's
+/// relations, docs/guide.md §4.2).
+class SpecBlocks {
+public:
+  /// The first spec value a plan value is a block of (-1: none), and where.
+  struct Box {
+    int spec = -1;
+    SmallVector<int64_t> offsets;
+    /// A flat buffer's run: where in its first spec value it starts (0: at
+    /// the start; -1: no flat run).
+    int64_t flatShift = -1;
+    /// The value is this factor times the block (a per-rank mean's
+    /// gradient under a scaled lineage).
+    double factor = 1;
+    /// Blocks side by side (no offsets).
+    bool sideBySide = false;
+  };
+  explicit SpecBlocks(ArrayRef<const Tensor<double> *> specValues)
+      : specValues(specValues) {}
+  /// What `t` is exactly: a block of a spec value (with offsets), the same
+  /// with its dimensions of one dropped, a flat buffer's runs, or, with
+  /// `sideBySide`, blocks of one spec value side by side along a dimension
+  /// in their order there (an all-to-all's gathered tokens, and what is
+  /// computed from them; no offsets). Elsewhere (an all-gather's result)
+  /// such a value is rows from the wrong ranks.
+  Box exact(const Tensor<double> &t, bool sideBySide = false);
+  /// The same, or one of `factors` times it (the factors the values `t` is
+  /// computed from carry: a scaled lineage's). A factor no operand
+  /// carries is a wrong factor, and no relation.
+  Box of(const Tensor<double> &t, ArrayRef<double> factors = {},
+         bool sideBySide = false);
+
+private:
+  bool flatRun(const Tensor<double> &t, Box &b);
+  ArrayRef<const Tensor<double> *> specValues;
+  /// Spec elements by value, for flat runs (built on first use).
+  std::multimap<double, std::pair<int, size_t>> elementsByValue;
+};
+
 /// `t` without its dimensions of size one.
 Tensor<double> squeezed(const Tensor<double> &t);
 /// The values the fused spec ops of `stage` compute on their way (the
