@@ -9,10 +9,11 @@
 # gathering the logits. STRIP=1 removes the plans' intermediate lineages
 # and infers them (--tv-infer-lineage=drop-intermediate) before verifying. Prints one row per class and a count; appends
 # nothing (copy the table into bench/RESULTS.md with the date and the
-# commit).
+# commit). TV_BIN= names the directory of tv-opt and tv-translate (default:
+# build/bin); test/Verify/blame_every_class.test runs it so.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-bin="$root/build/bin"
+bin="${TV_BIN:-$root/build/bin}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 models="$root/examples/models"
@@ -66,6 +67,12 @@ llama="missing-allreduce dropped-allreduce allreduce-as-allgather allgather-as-a
   grad-scale-mb double-grad-average pp-recv-swapped vocab-ce-missing-allreduce"
 blame "llama dp2 tp2 pp2 mb2" $llama
 if [ -z "${LLAMA_ONLY-}" ]; then
+  # The vocabulary-parallel loss's class, when the Llama above gathered
+  # the logits.
+  if [ -n "${GATHER_LOGITS---gather-logits}" ]; then
+    gen "$models/tiny-llama.json" --parallel "dp=2 tp=2 pp=2 mb=2" --traced-norm
+    blame "llama dp2 tp2 pp2 mb2, vocabulary-parallel loss" vocab-ce-missing-allreduce
+  fi
   gen "$models/tiny-deepseek.json" --parallel "dp=4 tp=2 pp=2 mb=2 ep=2" --sp --zero 2
   blame "deepseek dp4 tp2 pp2 ep2, sp, zero2" sp-missing-norm-grad-reduce ep-double-reduce zero-wrong-shard
   gen "$tmp/q.json" --parallel "dp=2 tp=2 pp=2 mb=2" --sp --optimizer adam --distributed-optimizer --ddp-bucket-size 500

@@ -68,6 +68,8 @@ Tensor<double> squeezed(const Tensor<double> &t) {
 /// both terms of the result, each in the shapes a plan holds them in
 /// (reduced [n, 1], broadcast [n, v]); and the row maxima over every
 /// column block of a width dividing v (a vocabulary shard's local maximum).
+/// For a softmax over its last dimension, an online softmax's values over
+/// blocks of columns (decision 110).
 void fusedInsides(StageOp stage, const Outcome<double> &out,
                          std::deque<Tensor<double>> &derived) {
   stage.getSpec().walk([&](CrossEntropyGradOp op) {
@@ -124,6 +126,76 @@ void fusedInsides(StageOp stage, const Outcome<double> &out,
             mx = std::max(mx, l->data[i * v + j]);
           blocks->data[i * (v / w) + b] = mx;
         }
+    }
+  });
+  // A softmax over the last dimension X [..., n] (attention's), as an
+  // online softmax computes it over blocks of w columns (ring attention's
+  // key blocks): per block b its maximum M_b, exp(X - M_b) over the block,
+  // their sum S_b, the rescale exp(M_b - m) to the row maximum m and the
+  // block's sum of exp(X - m); and m, exp(X - m) and its sum. Per-row values in both shapes, [..., 1] and
+  // [...].
+  stage.getSpec().walk([&](SoftmaxOp op) {
+    const Tensor<double> *x = out.spec.lookup(-1, op.getInput());
+    if (!x || x->shape.empty() || op.getDim() + 1 != x->shape.size())
+      return;
+    int64_t n = x->shape.back(), rows = (int64_t)x->data.size() / n;
+    if (n < 2 || (int64_t)x->data.size() > (int64_t(1) << 18))
+      return;
+    auto perRow = [&](llvm::function_ref<double(int64_t)> f) {
+      Tensor<double> kept;
+      kept.shape = x->shape;
+      kept.shape.back() = 1;
+      for (int64_t r = 0; r < rows; ++r)
+        kept.data.push_back(f(r));
+      Tensor<double> dropped = kept;
+      dropped.shape.pop_back();
+      derived.push_back(std::move(kept));
+      derived.push_back(std::move(dropped));
+    };
+    auto at = [&](int64_t r, int64_t j) { return x->data[r * n + j]; };
+    auto blockMax = [&](int64_t r, int64_t lo, int64_t hi) {
+      double mx = -INFINITY;
+      for (int64_t j = lo; j < hi; ++j)
+        mx = std::max(mx, at(r, j));
+      return mx;
+    };
+    for (int64_t w = 1; w <= n && n / w <= 16; ++w) {
+      if (n % w)
+        continue;
+      Tensor<double> e;
+      e.shape = x->shape;
+      e.data.resize(x->data.size());
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t b = 0; b < n / w; ++b) {
+          double mx = blockMax(r, b * w, (b + 1) * w);
+          for (int64_t j = b * w; j < (b + 1) * w; ++j)
+            e.data[r * n + j] = std::exp(at(r, j) - mx);
+        }
+      for (int64_t b = 0; b < n / w; ++b) {
+        int64_t lo = b * w, hi = lo + w;
+        perRow([&](int64_t r) { return blockMax(r, lo, hi); });
+        perRow([&](int64_t r) {
+          double sum = 0;
+          for (int64_t j = lo; j < hi; ++j)
+            sum += e.data[r * n + j];
+          return sum;
+        });
+        if (w == n)
+          continue;
+        perRow([&](int64_t r) {
+          return std::exp(blockMax(r, lo, hi) - blockMax(r, 0, n));
+        });
+        // The block's share of the whole row's sum (its terms shifted by
+        // the row maximum: a block after the running maximum has caught
+        // up with it).
+        perRow([&](int64_t r) {
+          double m = blockMax(r, 0, n), sum = 0;
+          for (int64_t j = lo; j < hi; ++j)
+            sum += std::exp(at(r, j) - m);
+          return sum;
+        });
+      }
+      derived.push_back(std::move(e));
     }
   });
 }

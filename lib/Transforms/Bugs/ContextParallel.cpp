@@ -159,10 +159,15 @@ void mlir::tv::bugs::addContextParallelBugs(std::vector<BugClass> &out) {
          };
        },
        [](BugSite &s) {
+         // The readers of the rescaled sum now read it unrescaled: the
+         // edit is theirs, and they are marked.
          auto mul = cast<MulOp>(s.target);
+         SmallVector<Operation *> readers(mul->getUsers());
          mul.getResult().replaceAllUsesWith(mul.getRhs());
-         s.tag(mul.getLhs().getDefiningOp());
          mul->erase();
+         for (Operation *u : readers)
+           if (!isa<TagOp, OutputOp>(u))
+             s.tag(u);
          return success();
        }});
   out.push_back(
