@@ -138,6 +138,13 @@ LogicalResult mlir::tv::ssaCanonicalize(ModuleOp module) {
     if (isa<SpecOp, RankProgramOp>(op))
       blocks.push_back(&op->getRegion(0).front());
   });
+  // Asynchronous ops first: a bucket written in flight is seen on the
+  // named buffers, before they become versions.
+  bool raced = false;
+  for (Block *block : blocks)
+    raced |= failed(lowerAsyncOps(*block));
+  if (raced)
+    return failure();
   for (Block *block : blocks)
     if (failed(versionBuffers(*block)))
       return failure();

@@ -157,4 +157,29 @@ def TV_RecvOp : TV_ProgramOp<"recv", []> {
   }];
 }
 
+def TV_WaitOp : TV_ProgramOp<"wait", [SameOperandsAndResultType]> {
+  let summary = "Waits for an asynchronous collective or receive";
+  let description = [{
+    A collective or a `tv.recv` with the unit attribute `async` is launched
+    where it stands (its place in program order is the one the members
+    match by) and is in flight until its `tv.wait`: `%r = tv.all_reduce sum
+    %g {async, axes = ["dp"]}` then, later, `%s = tv.wait %r`. Its result
+    is the in-flight buffer: read by anything but its wait before the wait,
+    it is a race (the value is not there yet), as Megatron-LM's
+    `--overlap-grad-reduce` and `--overlap-param-gather`, FSDP's prefetch
+    and ring attention's overlapped exchange would race without their
+    waits. `--tv-ssa-canonicalize` (which partition, the pipeline and the
+    interpreter run first) checks every asynchronous op over its rank's
+    program order and refuses, as a wrong plan, a result read before its
+    wait, an op never waited (an orphaned handle), a result waited twice,
+    and a named buffer accumulated into while a collective of it is in
+    flight (a bucket written in flight). A plan without races then means
+    what its synchronous form means: the wait's result is the op's.
+  }];
+  let arguments = (ins TV_AnyTensor:$handle);
+  let results = (outs TV_AnyTensor:$result);
+  let assemblyFormat = "$handle attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // TV_COMM_OPS_TD

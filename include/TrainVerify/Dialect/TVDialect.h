@@ -43,6 +43,9 @@ namespace mlir::tv {
 /// TVBase.td): the micro-batch an op belongs to and the imported op it
 /// comes from.
 constexpr llvm::StringLiteral kMicroBatchAttrName = "mb";
+/// On a collective or a receive: launched where it stands and in flight
+/// until its tv.wait (docs/decisions.md #111).
+constexpr llvm::StringLiteral kAsyncAttrName = "async";
 constexpr llvm::StringLiteral kSourceAttrName = "src";
 /// On a module whose lineages cover only its inputs and outputs (derived by
 /// an importer): --tv-stage-partition infers the intermediates first

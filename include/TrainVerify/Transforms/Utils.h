@@ -20,6 +20,11 @@ bool specHasCotangents(ModuleOp module);
 /// Canonical SSA form (see --tv-ssa-canonicalize). Idempotent: marks the
 /// module `tv.canonical` and does nothing on a marked module.
 LogicalResult ssaCanonicalize(ModuleOp module);
+/// Checks the asynchronous collectives and receives of one program for
+/// races over its program order, then gives them their synchronous meaning
+/// (the wait's result is the op's). On a race: errors naming the launch,
+/// the racy op and the wait, the verdict Wrong, failure (decision 111).
+LogicalResult lowerAsyncOps(Block &block);
 constexpr llvm::StringLiteral kCanonicalAttrName = "tv.canonical";
 
 /// The elements of every tensor that running `root` (a stage, or a spec and

@@ -371,6 +371,16 @@ LogicalResult RecvOp::verify() {
                     getPeerShift());
 }
 
+LogicalResult WaitOp::verify() {
+  Operation *def = getHandle().getDefiningOp();
+  if (!def || !def->hasAttr(kAsyncAttrName) ||
+      !(isa<RecvOp>(def) ||
+        (isa<CollectiveOpInterface>(def) && !isa<ChunkOp>(def))))
+    return emitOpError() << "waits on a value that no asynchronous "
+                            "collective or receive (`async`) produces";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Meaning (one group instance: operand and result i are member i's)
 //===----------------------------------------------------------------------===//
