@@ -95,6 +95,11 @@ if [ -z "${LLAMA_ONLY-}" ]; then
   blame "llama cp2 ring, load-balanced" cp-chunks-misordered
   gen "$tmp/odd.json" --layers 1 --parallel "dp=2" --distributed-optimizer
   blame "llama 1 layer, distributed optimizer" flat-param-view-offset flat-shard-misowned
+  # Overlapped communication: a hand-written plan (the generator does not
+  # overlap yet); a race is located by its error.
+  cp "$root/test/Transforms/Inputs/overlap_dp.mlir" "$tmp/g.mlir"
+  blame "overlapped dp2 (test/Transforms/Inputs/overlap_dp.mlir)" grad-read-before-wait \
+    param-used-before-gather orphaned-handle bucket-written-in-flight
 fi
 echo
 echo "classes: $(echo $classes | wc -w); run: $total"

@@ -101,9 +101,11 @@ struct InjectBugPass : public tv::impl::TVInjectBugBase<InjectBugPass> {
 
 void InjectBugPass::runOnOperation() {
   ModuleOp module = getOperation();
+  const BugClass *cls = lookupBugClass(bug);
   // Mutate the canonical form (explicit gradient versions, shared programs),
-  // where every class has its natural candidates.
-  if (failed(ssaCanonicalize(module)))
+  // where every class has its natural candidates; the races of overlapped
+  // communication, the program as written (its asynchronous ops).
+  if ((!cls || !cls->temporal) && failed(ssaCanonicalize(module)))
     return signalPassFailure();
   // The mutation may leave the canonical form: canonicalize again later.
   module->removeAttr(kCanonicalAttrName);
@@ -112,7 +114,6 @@ void InjectBugPass::runOnOperation() {
     module.emitError() << "tv-inject-bug needs a module with a tv.plan";
     return signalPassFailure();
   }
-  const BugClass *cls = lookupBugClass(bug);
   if (!cls) {
     InFlightDiagnostic d = module.emitError()
                            << "unknown bug class '" << bug

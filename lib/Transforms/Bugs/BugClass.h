@@ -57,6 +57,10 @@ struct BugClass {
   bool everyCandidate = false;
   /// What a plan needs to have a candidate, said when it has none.
   const char *needs = nullptr;
+  /// Mutates the program as written, before canonicalization (which gives
+  /// asynchronous ops their synchronous meaning and named buffers their
+  /// versions): the races of overlapped communication.
+  bool temporal = false;
 };
 
 /// Every class, grouped by family, in a fixed order.
@@ -74,6 +78,7 @@ void addGradientBugs(std::vector<BugClass> &out);
 void addModelParallelBugs(std::vector<BugClass> &out);
 void addShardingBugs(std::vector<BugClass> &out);
 void addContextParallelBugs(std::vector<BugClass> &out);
+void addOverlapBugs(std::vector<BugClass> &out);
 
 // Helpers shared by the families.
 /// Replaces `op` (one result) by a copy of `input` that keeps its

@@ -18,6 +18,7 @@ ArrayRef<BugClass> mlir::tv::bugs::bugClasses() {
     addModelParallelBugs(v);
     addShardingBugs(v);
     addContextParallelBugs(v);
+    addOverlapBugs(v);
     return v;
   }();
   return all;
