@@ -129,6 +129,15 @@ static llvm::cl::opt<int64_t> clZero(
                    "use in forward and again in backward)"),
     llvm::cl::init(0));
 
+static llvm::cl::opt<bool> clFsdpPrefetch(
+    "fsdp-prefetch",
+    llvm::cl::desc("--import-model-config: with --zero 3, FSDP's forward "
+                   "and backward prefetch: the next layer's parameter "
+                   "all-gathers are launched asynchronously before the "
+                   "current layer's compute and waited at their first use "
+                   "(decision 112)"),
+    llvm::cl::init(false));
+
 static llvm::cl::opt<bool> clDistOpt(
     "distributed-optimizer",
     llvm::cl::desc("--import-model-config: Megatron-LM's distributed "
@@ -384,7 +393,7 @@ LogicalResult refuseModelConfigOptions(Location loc, StringRef translation) {
            &clParallel, &clLayers, &clSeq, &clMicroBatchSize, &clTracedNorm,
            &clSp, &clEp, &clZero, &clGatherLogits, &clLossScaling,
            &clOptimizer, &clVpp, &clVocabDivisible, &clCpComm,
-           &clCpLoadBalance, &clDistOpt, &clBucketSize})
+           &clCpLoadBalance, &clDistOpt, &clBucketSize, &clFsdpPrefetch})
     if (o->getNumOccurrences())
       return emitError(loc) << "--" << o->ArgStr
                             << " applies to --import-model-config only, not "
@@ -470,6 +479,10 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
   }
   pc.sp = clSp;
   pc.zero = clZero;
+  pc.fsdpPrefetch = clFsdpPrefetch;
+  check(!pc.fsdpPrefetch || pc.zero == 3,
+        "--fsdp-prefetch needs --zero 3 (the parameters sharded and "
+        "all-gathered before each use)");
   pc.gatherLogits = clGatherLogits;
   check(clLossScaling == "global" || clLossScaling == "per-rank",
         "--loss-scaling must be 'global' or 'per-rank', got '" +

@@ -256,6 +256,32 @@ private:
       out[k] = gathered(P, v);
     return out;
   }
+  /// FSDP's prefetch (--fsdp-prefetch): all-gathers launched ahead, by
+  /// shard name, until their first use waits for them.
+  std::map<std::string, Val> inFlight;
+  void prefetch(Prog &P, const Vals &ws) {
+    for (auto &[k, w] : ws)
+      if (auto it = shards.find(w.n);
+          it != shards.end() && !inFlight.count(w.n))
+        inFlight[w.n] = P.allGather(w, it->second.dim, it->second.n,
+                                    it->second.axes, w.n + "_full",
+                                    /*async=*/true);
+  }
+  /// A layer's parameters for its compute: waited for when prefetched,
+  /// gathered now otherwise.
+  Vals arrived(Prog &P, const Vals &ws) {
+    Vals out;
+    for (auto &[k, v] : ws) {
+      auto it = inFlight.find(v.n);
+      if (it == inFlight.end()) {
+        out[k] = gathered(P, v);
+        continue;
+      }
+      out[k] = P.wait(it->second, v.n + "_ready");
+      inFlight.erase(it);
+    }
+    return out;
+  }
 
   /// The module's parts, each built at the end of `b`'s block; `line`
   /// is the line of the listing the part starts at, and is moved past it.

@@ -82,6 +82,9 @@ struct ParCfg {
   int64_t dp = 1, tp = 1, pp = 1, mb = 1, ep = 1;
   bool sp = false;
   int64_t zero = 0;
+  /// ZeRO-3: the next layer's all-gathers launched asynchronously before
+  /// the current layer computes, waited at first use (FSDP's prefetch).
+  bool fsdpPrefetch = false;
   /// All-gather the logits instead of the vocabulary-parallel loss.
   bool gatherLogits = false;
   /// DeepSpeed / torchtitan: each rank's backward starts from the mean of

@@ -419,14 +419,25 @@ public:
           {&r});
     return r;
   }
+  /// With `async`, launched only: its result is in flight until `wait`.
   Val allGather(const Val &x, int64_t dim, int64_t n,
-                ArrayRef<std::string> axes, StringRef hint) {
+                ArrayRef<std::string> axes, StringRef hint,
+                bool async = false) {
     Shape s = x.s;
     s[dim] *= n;
     Val r = fresh(hint, s);
-    place(AllGatherOp::create(b, loc(), type(r), x.v, b.getI64IntegerAttr(dim),
-                              DenseI64ArrayAttr(), axesAttr(axes), ArrayAttr()),
-          {&r});
+    auto op = AllGatherOp::create(b, loc(), type(r), x.v,
+                                  b.getI64IntegerAttr(dim), DenseI64ArrayAttr(),
+                                  axesAttr(axes), ArrayAttr());
+    if (async)
+      op->setAttr(kAsyncAttrName, b.getUnitAttr());
+    place(op, {&r});
+    return r;
+  }
+  /// The value of an asynchronous op `inFlight` once it has arrived.
+  Val wait(const Val &inFlight, StringRef hint) {
+    Val r = fresh(hint, inFlight.s, inFlight.et);
+    place(WaitOp::create(b, loc(), type(r), inFlight.v), {&r});
     return r;
   }
   Val chunk(const Val &x, int64_t dim, int64_t n, ArrayRef<std::string> axes,

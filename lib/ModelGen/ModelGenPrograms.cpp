@@ -240,7 +240,18 @@ void Gen::stageProgramOne(int64_t s, OpBuilder &b, int64_t &line) {
       T(P, n, x, 0, RES_TP, n + ".recv");
     }
     for (int64_t k = c0; k < c1; ++k) {
-      acts[i][k] = layerForward(P, d, gathered(P, ws[k]), k, x);
+      if (!p.fsdpPrefetch) {
+        acts[i][k] = layerForward(P, d, gathered(P, ws[k]), k, x);
+      } else {
+        // FSDP's forward prefetch: this layer's gathers waited for (or
+        // launched now, the first layer's), the next layer's launched,
+        // then this layer computes while they are in flight.
+        prefetch(P, ws[k]);
+        Vals w = arrived(P, ws[k]);
+        if (k + 1 < c1)
+          prefetch(P, ws[k + 1]);
+        acts[i][k] = layerForward(P, d, w, k, x);
+      }
       x = acts[i][k]["out"];
     }
     if (lastVs) {
@@ -273,8 +284,19 @@ void Gen::stageProgramOne(int64_t s, OpBuilder &b, int64_t &line) {
       T(P, n, dx, 0, RES_TP, n + ".recv");
     }
     // ZeRO-3 / FSDP gathers the parameters again for the backward.
-    for (int64_t k = c1 - 1; k >= c0; --k)
-      dx = layerBackward(P, d, gathered(P, ws[k]), k, acts[i][k], dx);
+    for (int64_t k = c1 - 1; k >= c0; --k) {
+      if (!p.fsdpPrefetch) {
+        dx = layerBackward(P, d, gathered(P, ws[k]), k, acts[i][k], dx);
+        continue;
+      }
+      // FSDP's backward prefetch: the previous layer's gathers launched
+      // before this layer's backward computes.
+      prefetch(P, ws[k]);
+      Vals w = arrived(P, ws[k]);
+      if (k > c0)
+        prefetch(P, ws[k - 1]);
+      dx = layerBackward(P, d, w, k, acts[i][k], dx);
+    }
     if (firstVs)
       embedBackward(P, d, tokens[i], dx);
     else
