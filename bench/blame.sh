@@ -20,7 +20,7 @@ models="$root/examples/models"
 sed 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' "$models/tiny-qwen2.json" > "$tmp/q.json"
 sed 's/"vocab_size": 32/"vocab_size": 30/' "$models/tiny-llama.json" > "$tmp/v30.json"
 sed 's/"hidden_size": 16/"hidden_size": 24/; s/"intermediate_size": 32/"intermediate_size": 40/; s/"vocab_size": 32/"vocab_size": 30/' "$models/tiny-llama.json" > "$tmp/odd.json"
-at=0; total=0
+at=0; total=0; seen=
 echo "| class | plan | edited op (line) | blamed | at the edited op |"
 echo "|---|---|---|---|---|"
 # blame PLAN-LABEL CLASS...: each class injected into $tmp/g.mlir.
@@ -52,6 +52,7 @@ blame() {
               sed -n "s/^[^:]*:\([0-9]*\):[0-9]*: error: \([a-z ]*\).*/\2 \1/p")"
     fi
     total=$((total + 1))
+    case " $seen " in *" $bug "*) ;; *) seen="$seen $bug" ;; esac
     hit=no
     case "$locs" in *" ${blame##* } "*) [ -n "$blame" ] && { hit=yes; at=$((at + 1)); } ;; esac
     echo "| $bug | $label | '$op' ($loc) | ${blame:-none} | $hit |"
@@ -95,6 +96,12 @@ if [ -z "${LLAMA_ONLY-}" ]; then
   blame "llama cp2 ring, load-balanced" cp-chunks-misordered
   gen "$tmp/odd.json" --layers 1 --parallel "dp=2" --distributed-optimizer
   blame "llama 1 layer, distributed optimizer" flat-param-view-offset flat-shard-misowned
+  gen "$models/tiny-llama.json" --parallel "dp=2 tp=2 pp=2 mb=2" --optimizer adam --distributed-optimizer \
+    --overlap-grad-reduce --overlap-param-gather --loss-scale dynamic --clip-grad 1.0
+  blame "llama distributed optimizer, overlapped, dynamic loss scale, clipped" \
+    loss-scale-not-undone loss-scale-unsynced clip-norm-wrong-group clip-norm-duplicates
+  gen "$models/tiny-llama.json" --parallel "dp=2 tp=2 pp=2 mb=2" --zero 1 --loss-scale 1024 --clip-grad 1.0
+  blame "llama zero1, loss scale 1024, clipped" loss-scale-not-undone loss-scale-unsynced
   # Overlapped communication: a hand-written plan (the generator does not
   # overlap yet); a race is located by its error.
   cp "$root/test/Transforms/Inputs/overlap_dp.mlir" "$tmp/g.mlir"
@@ -102,6 +109,6 @@ if [ -z "${LLAMA_ONLY-}" ]; then
     param-used-before-gather orphaned-handle bucket-written-in-flight
 fi
 echo
-echo "classes: $(echo $classes | wc -w); run: $total"
+echo "classes: $(echo $classes | wc -w); run: $(echo $seen | wc -w) ($total injections)"
 echo
-echo "blamed at the edited op's line: $at of $total classes"
+echo "blamed at the edited op's line: $at of $total injections"

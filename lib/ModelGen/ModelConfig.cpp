@@ -21,6 +21,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -153,6 +154,37 @@ static llvm::cl::opt<int64_t> clBucketSize(
                    "--overlap-grad-reduce); without it one bucket per "
                    "pipeline stage, as Megatron without --overlap-grad-reduce"),
     llvm::cl::init(0));
+
+static llvm::cl::opt<bool> clOverlapGrad(
+    "overlap-grad-reduce",
+    llvm::cl::desc("--import-model-config: with --distributed-optimizer, "
+                   "Megatron-LM's --overlap-grad-reduce: each bucket's "
+                   "reduce-scatter launched asynchronously as soon as the "
+                   "backward has written its last gradient, waited before "
+                   "the optimizer reads it (decision 115)"));
+static llvm::cl::opt<bool> clOverlapParam(
+    "overlap-param-gather",
+    llvm::cl::desc("--import-model-config: with --distributed-optimizer, "
+                   "Megatron-LM's --overlap-param-gather: each bucket's "
+                   "parameter all-gather launched asynchronously after its "
+                   "step, waited where the parameters are next used "
+                   "(decision 115)"));
+static llvm::cl::opt<std::string> clLossScale(
+    "loss-scale",
+    llvm::cl::desc("--import-model-config: mixed-precision loss scaling, a "
+                   "positive constant N (Megatron-LM's --loss-scale) or "
+                   "'dynamic' (a runtime scale, the same on every rank): the "
+                   "backward starts from the loss times the scale and the "
+                   "gradients are unscaled before clipping and the "
+                   "optimizer step (decision 113)"),
+    llvm::cl::init(""));
+static llvm::cl::opt<double> clClipGrad(
+    "clip-grad",
+    llvm::cl::desc("--import-model-config: global-norm gradient clipping "
+                   "(Megatron-LM's --clip-grad C): the norm of all gradients "
+                   "over the model, each gradient times min(1, C / (norm + "
+                   "1e-6)) before the optimizer step (decision 114)"),
+    llvm::cl::init(0.0));
 
 namespace {
 
@@ -393,7 +425,8 @@ LogicalResult refuseModelConfigOptions(Location loc, StringRef translation) {
            &clParallel, &clLayers, &clSeq, &clMicroBatchSize, &clTracedNorm,
            &clSp, &clEp, &clZero, &clGatherLogits, &clLossScaling,
            &clOptimizer, &clVpp, &clVocabDivisible, &clCpComm,
-           &clCpLoadBalance, &clDistOpt, &clBucketSize, &clFsdpPrefetch})
+           &clCpLoadBalance, &clDistOpt, &clBucketSize, &clFsdpPrefetch,
+           &clOverlapGrad, &clOverlapParam, &clLossScale, &clClipGrad})
     if (o->getNumOccurrences())
       return emitError(loc) << "--" << o->ArgStr
                             << " applies to --import-model-config only, not "
@@ -505,6 +538,25 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
             Twine((int64_t)clBucketSize));
   check(pc.distOpt || !clBucketSize.getNumOccurrences(),
         "--ddp-bucket-size needs --distributed-optimizer");
+  pc.overlapGrad = clOverlapGrad;
+  pc.overlapParam = clOverlapParam;
+  check(pc.distOpt || !(pc.overlapGrad || pc.overlapParam),
+        "--overlap-grad-reduce and --overlap-param-gather need "
+        "--distributed-optimizer (its buckets are what they overlap)");
+  if (clLossScale == "dynamic") {
+    pc.dynamicLossScale = true;
+  } else if (!clLossScale.empty()) {
+    double v = 0;
+    check(!StringRef(clLossScale).getAsDouble(v) && v > 0 && v <= 1e30,
+          "--loss-scale must be a positive number or 'dynamic', got '" +
+              Twine(clLossScale) + "'");
+    pc.lossScale = v;
+  }
+  char clipText[32];
+  std::snprintf(clipText, sizeof clipText, "%g", (double)clClipGrad);
+  check(clClipGrad >= 0 && clClipGrad <= 1e30,
+        "--clip-grad must be a positive number, got " + Twine(clipText));
+  pc.clipGrad = clClipGrad;
   check(mc.nh % pc.tp == 0, "tp=" + Twine(pc.tp) +
                                 " does not divide num_attention_heads " +
                                 Twine(mc.nh));

@@ -59,6 +59,7 @@
 #include <functional>
 #include <tuple>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -292,6 +293,11 @@ private:
   /// The end of the step under Megatron's distributed optimizer (one
   /// program per data-parallel coordinate `curZ`: the ranges it owns).
   void flatStep(Prog &P);
+  /// Megatron's --overlap-grad-reduce: each bucket's asynchronous
+  /// reduce-scatter, and the reads and packing of its gradients, moved to
+  /// just after the last accumulation into any of its gradient buffers
+  /// (the backward of the bucket's first layer in the last micro-batch).
+  void launchWhenReady(Prog &P);
   /// One program per data-parallel coordinate (dp x cp index `curZ`).
   bool perZ() const { return p.distOpt && dpN() > 1; }
   int64_t curZ = 0;
@@ -467,6 +473,39 @@ private:
   bool tiedCopy(const Buf &b) const {
     return m.tied && p.pp > 1 && b.name == "tok_embeddings";
   }
+
+  // Loss scaling and gradient clipping (ModelGenScaling.cpp).
+  /// The backward's seed times the loss scale.
+  Val scaleSeed(Prog &P, const Val &seed);
+  /// A gradient divided by the loss scale (times its inverse, as Megatron's
+  /// unscale does).
+  Val unscale(Prog &P, const Val &g, const std::string &hint);
+  /// The program's dynamic loss scale: an input of the spec, replicated
+  /// on every rank of the plan.
+  Val lossScaleIn(Prog &P);
+  std::optional<Val> lossScaleV, invLossScaleV;
+  /// The sum of the squares of `g`'s elements, a scalar.
+  Val sumSquares(Prog &P, const Val &g, const std::string &hint);
+  /// Given the gradients' squared norm: outputs `grad_norm` and returns the
+  /// clipping factor min(1, C / (norm + eps)).
+  Val clipFactor(Prog &P, const Val &sq);
+  /// `g` times the clipping factor.
+  Val clip(Prog &P, const Val &g, const Val &factor, const std::string &hint);
+  /// A plan's squared gradient norm: the local squared sums of parameters
+  /// (or shards) keyed by the mesh axes they are summed over, all-reduced
+  /// over each group and added. A parameter replicated over tp (a
+  /// tensor-parallel duplicate) counts 1/tp on each tp rank.
+  struct NormParts {
+    std::vector<std::pair<std::vector<std::string>, std::optional<Val>>>
+        parts;
+  };
+  NormParts normParts() const;
+  std::vector<std::string> normGroup(bool expert, bool dpSharded) const;
+  void addNormPart(Prog &P, NormParts &np, const Buf &b, const Val &g,
+                   bool dpSharded, const std::string &hint);
+  Val planSquaredNorm(Prog &P, NormParts &np, const Val &anyGrad);
+  /// The size of a mesh axis.
+  int64_t axisSize(const std::string &axis) const;
 };
 
 // With sequence parallelism every tensor of the residual stream (layer

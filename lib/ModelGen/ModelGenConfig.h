@@ -117,6 +117,23 @@ struct ParCfg {
   /// boundaries fall inside. `bucketSize`: --ddp-bucket-size, in elements.
   bool distOpt = false;
   int64_t bucketSize = 0;
+  /// Megatron-LM's --overlap-grad-reduce and --overlap-param-gather on the
+  /// distributed optimizer (decision 115): each bucket's reduce-scatter
+  /// launched asynchronously as soon as its last gradient is final, waited
+  /// before the optimizer reads it; each bucket's parameter all-gather
+  /// launched after its step, waited at the parameters' next use.
+  bool overlapGrad = false, overlapParam = false;
+  /// Mixed-precision loss scaling (decision 113): the backward starts from
+  /// the loss times a scale, the gradients are divided by it before
+  /// clipping and the step. `lossScale`: a constant (--loss-scale N), 0 for
+  /// none; `dynamicLossScale`: the scale is a runtime scalar input, the
+  /// same on every rank (--loss-scale dynamic).
+  double lossScale = 0;
+  bool dynamicLossScale = false;
+  bool lossScaled() const { return lossScale > 0 || dynamicLossScale; }
+  /// Global-norm gradient clipping (--clip-grad C, decision 114): every
+  /// gradient times min(1, C / (norm + eps)); 0 for none.
+  double clipGrad = 0;
 };
 
 } // namespace mlir::tv::modelgen

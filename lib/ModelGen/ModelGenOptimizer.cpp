@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "ModelGen.h"
 
+#include "llvm/ADT/SetVector.h"
+
 #include <algorithm>
 #include <numeric>
 #include <optional>
@@ -19,43 +21,23 @@ void Gen::endOfStep(Prog &P) {
   if (p.distOpt)
     return flatStep(P);
   std::vector<std::string> dense = dpAxes(), expert = expertDpAxes();
-  for (const Buf &b : bufs) {
+  // A reduced gradient waiting for its step: with clipping, every one is
+  // reduced before the norm, and the steps follow it.
+  struct Reduced {
+    const Buf *b;
+    Val g;
+    int64_t zDim;
+  };
+  std::vector<Reduced> reduced;
+  NormParts norm = normParts();
+  auto step = [&](const Buf &b, Val g, int64_t zDim,
+                  const std::optional<Val> &factor) {
     bool isExpert = b.epDim >= 0;
     const std::vector<std::string> &axes = isExpert ? expert : dense;
     int64_t n = isExpert ? expertDpN() : dpN();
     std::string gn = b.name + ".grad";
-    Val g = localGrad(P, b);
-    int64_t zDim = p.zero >= 1 ? zeroDim(b.shape, n) : -1;
-    Rec gr{gn, gn, b.shape, -1, b.tpDim, curStage, -1};
-    gr.epDim = b.epDim;
-    // Per-rank mean loss: a dense gradient is averaged over dp. An expert's
-    // is summed over its expert-data-parallel group (dp / ep ranks) and
-    // divided by the whole dp, as torchtitan sets its experts' gradient
-    // divide factor: it already holds the tokens of its ep group.
-    bool expertDivide = p.perRankLoss && isExpert && p.dp > 1;
-    bool average = p.perRankLoss && !expertDivide;
-    if (p.zero >= 2 && zDim >= 0) {
-      // ZeRO-2/3: each rank keeps only its shard of the reduced gradient.
-      g = P.reduceScatter(g, zDim, n, axes, gn, average);
-      gr.shape = g.s;
-      gr.zDim = zDim;
-      gr.zExpert = isExpert;
-    } else if (n > 1) {
-      g = average ? P.allReduceAvg(g, axes, gn) : P.allReduce(g, axes, gn);
-    }
-    if (expertDivide)
-      g = P.scale(g, 1.0 / (double)p.dp, gn + "_divide");
-    // Tied embeddings over pipeline stages: the first stage's table and the
-    // last stage's copy sum their gradients over the embedding group (each
-    // pair of ranks with the same data- and tensor-parallel coordinates),
-    // after the data-parallel reduction, as Megatron's
-    // finalize_model_grads does; ZeRO shards are paired shard by shard.
-    if (tiedCopy(b))
-      g = P.allReduceGroups(g, embeddingGroups(), gn + "_embedding_group");
-    P.output(gn, g);
-    recs.push_back(gr);
-    if (!p.zero && !p.adam)
-      continue;
+    if (factor)
+      g = clip(P, g, *factor, gn + "_clipped");
     // ZeRO-1/2: the optimizer step on this rank's shard, then an all-gather
     // of the updated parameter; Adam's moments exist only as that shard.
     Val w = weightsIn.at(b.name);
@@ -95,6 +77,59 @@ void Gen::endOfStep(Prog &P) {
       wr.zExpert = isExpert;
     }
     recs.push_back(wr);
+  };
+  const bool stepped = p.zero || p.adam || p.clipGrad > 0;
+  for (const Buf &b : bufs) {
+    bool isExpert = b.epDim >= 0;
+    const std::vector<std::string> &axes = isExpert ? expert : dense;
+    int64_t n = isExpert ? expertDpN() : dpN();
+    std::string gn = b.name + ".grad";
+    Val g = localGrad(P, b);
+    int64_t zDim = p.zero >= 1 ? zeroDim(b.shape, n) : -1;
+    Rec gr{gn, gn, b.shape, -1, b.tpDim, curStage, -1};
+    gr.epDim = b.epDim;
+    // Per-rank mean loss: a dense gradient is averaged over dp. An expert's
+    // is summed over its expert-data-parallel group (dp / ep ranks) and
+    // divided by the whole dp, as torchtitan sets its experts' gradient
+    // divide factor: it already holds the tokens of its ep group.
+    bool expertDivide = p.perRankLoss && isExpert && p.dp > 1;
+    bool average = p.perRankLoss && !expertDivide;
+    bool sharded = false;
+    if (p.zero >= 2 && zDim >= 0) {
+      // ZeRO-2/3: each rank keeps only its shard of the reduced gradient.
+      g = P.reduceScatter(g, zDim, n, axes, gn, average);
+      gr.shape = g.s;
+      gr.zDim = zDim;
+      gr.zExpert = isExpert;
+      sharded = true;
+    } else if (n > 1) {
+      g = average ? P.allReduceAvg(g, axes, gn) : P.allReduce(g, axes, gn);
+    }
+    if (expertDivide)
+      g = P.scale(g, 1.0 / (double)p.dp, gn + "_divide");
+    // Tied embeddings over pipeline stages: the first stage's table and the
+    // last stage's copy sum their gradients over the embedding group (each
+    // pair of ranks with the same data- and tensor-parallel coordinates),
+    // after the data-parallel reduction, as Megatron's
+    // finalize_model_grads does; ZeRO shards are paired shard by shard.
+    if (tiedCopy(b))
+      g = P.allReduceGroups(g, embeddingGroups(), gn + "_embedding_group");
+    g = unscale(P, g, gn + "_unscaled");
+    P.output(gn, g);
+    recs.push_back(gr);
+    if (p.clipGrad > 0)
+      addNormPart(P, norm, b, g, sharded, gn);
+    if (!stepped)
+      continue;
+    if (p.clipGrad > 0)
+      reduced.push_back({&b, g, zDim});
+    else
+      step(b, g, zDim, std::nullopt);
+  }
+  if (p.clipGrad > 0) {
+    Val factor = clipFactor(P, planSquaredNorm(P, norm, reduced[0].g));
+    for (const Reduced &r : reduced)
+      step(*r.b, r.g, r.zDim, factor);
   }
 }
 
@@ -216,7 +251,9 @@ void Gen::flatStep(Prog &P) {
     Shape zero(b.shape.size(), 0);
     for (int64_t t = 0; t < (b.tpDim >= 0 ? p.tp : 1); ++t) {
       auto [lower, upper] = specBox(b, zero, b.shape, t);
-      FlatLineage l{gn, lower, upper, {}, den};
+      // Under loss scaling the buffers hold the scaled gradients.
+      FlatLineage l{p.lossScaled() ? b.name + ".grad_scaled" : gn, lower,
+                    upper, {}, den};
       if (b.tpDim >= 0)
         l.groups.push_back(sumOver(t));
       else
@@ -263,10 +300,19 @@ void Gen::flatStep(Prog &P) {
     std::vector<Slot> slots;
   };
   int64_t bucketId = 0;
+  struct Pending {
+    const Group *grp;
+    Bucket bk;
+    std::string name;
+    bool embedding = false;
+    std::optional<Val> gs, param;
+  };
+  std::vector<Pending> pending;
+  NormParts norm = normParts();
   for (const Group &grp : groups) {
     if (grp.bufs.empty())
       continue;
-    const int64_t n = grp.n, z = grp.z;
+    const int64_t n = grp.n;
     // Megatron-Core's _ParamAndGradBuffer: parameters in reverse order,
     // each start padded to 64 elements, a bucket closed once it holds
     // bucketSize elements (the tied embedding of a pipelined model in a
@@ -297,85 +343,205 @@ void Gen::flatStep(Prog &P) {
     if (!open.empty())
       close(start);
 
-    for (const Bucket &bk : buckets) {
-      const std::string bn = "bucket" + std::to_string(bucketId++);
-      const int64_t size = bk.end - bk.start, shard = size / n;
-      // The flat gradient buffer: each parameter's gradient at its offset,
-      // zero in the padding.
-      std::optional<Val> flat;
-      bool embedding = false;
-      for (const Slot &sl : bk.slots) {
-        const Buf &b = bufs[sl.buf];
-        embedding |= tiedCopy(b);
-        Val f = P.reshape(grads[sl.buf], {sl.numel}, b.name + "_grad_flat");
-        Val e = P.sliceGrad(f, {sl.start - bk.start}, {size}, bn + "_grad");
-        flat = flat ? P.add(*flat, e, bn + "_grad") : e;
-      }
-      Val gs = n > 1 ? P.reduceScatter(*flat, 0, n, grp.axes,
-                                       bn + "_grad_shard",
-                                       p.perRankLoss && !grp.expert)
-                     : *flat;
-      if (grp.expert && p.perRankLoss && p.dp > 1)
-        gs = P.scale(gs, 1.0 / (double)p.dp, bn + "_grad_divide");
-      // The tied embedding's bucket: summed over the embedding group.
-      if (embedding)
-        gs = P.allReduceGroups(gs, embeddingGroups(), bn + "_embedding_group");
-      // The optimizer step on each box of a parameter this rank owns; the
-      // updated boxes go back to their places in the parameter buffer's
-      // shard.
-      const int64_t own0 = bk.start + z * shard, own1 = own0 + shard;
-      std::optional<Val> upd;
-      for (const Slot &sl : bk.slots) {
-        const Buf &b = bufs[sl.buf];
-        int64_t lo = std::max(own0, sl.start),
-                hi = std::min(own1, sl.start + sl.numel);
-        if (lo >= hi)
-          continue;
-        std::vector<std::pair<Shape, Shape>> boxes;
-        flatBoxes(b.shape, lo - sl.start, hi - sl.start, {}, boxes);
-        int64_t off = lo - own0;
-        for (size_t j = 0; j < boxes.size(); ++j) {
-          const auto &[lower, ext] = boxes[j];
-          const std::string part = ".part" + std::to_string(j),
-                            gn = b.name + ".grad";
-          int64_t vol = volume(ext);
-          Val gp = P.reshape(P.slice(gs, {off}, {vol}, gn + "_own"), ext,
-                             gn + "_own");
-          Val wp = P.slice(weightsIn.at(b.name), lower, ext, b.name + "_own");
-          Val np = optimizerStep(
-              P, b.name, wp, gp,
-              [&](const std::string &key) {
-                line(b, b.name + key, lower, ext, b.name + key + part);
-                return P.input(b.name + key + part, ext);
-              },
-              [&](const std::string &key, const Val &v) {
-                P.output(b.name + key + ".new" + part, v);
-                line(b, b.name + key + ".new", lower, ext,
-                     b.name + key + ".new" + part);
-              });
-          Val e = P.sliceGrad(P.reshape(np, {vol}, b.name + "_new_flat"),
-                              {off}, {shard}, bn + "_param_shard");
-          upd = upd ? P.add(*upd, e, bn + "_param_shard") : e;
-          off += vol;
-        }
-      }
-      // A rank whose range is all padding contributes nothing to a
-      // parameter.
-      if (!upd)
-        upd = P.scale(gs, 0.0, bn + "_param_shard");
-      Val full =
-          n > 1 ? P.allGather(*upd, 0, n, grp.axes, bn + "_param") : *upd;
-      for (const Slot &sl : bk.slots) {
-        const Buf &b = bufs[sl.buf];
-        Val nw = P.reshape(P.slice(full, {sl.start - bk.start}, {sl.numel},
-                                   b.name + "_view"),
-                           b.shape, b.name + "_new");
-        P.output(b.name + ".new", nw);
-        Rec wr{b.name + ".new", b.name + ".new", nw.s, -1, b.tpDim, curStage,
-               -1};
-        wr.epDim = b.epDim;
-        recs.push_back(wr);
+    for (const Bucket &bk : buckets)
+      pending.push_back({&grp, bk, "bucket" + std::to_string(bucketId++)});
+  }
+
+  // Each bucket's flat gradient buffer: each parameter's gradient at its
+  // offset, zero in the padding; reduce-scattered over the bucket's group
+  // (launched asynchronously under --overlap-grad-reduce).
+  auto launch = [&](Pending &pb) {
+    const Bucket &bk = pb.bk;
+    const std::string &bn = pb.name;
+    const int64_t size = bk.end - bk.start, n = pb.grp->n;
+    std::optional<Val> flat;
+    for (const Slot &sl : bk.slots) {
+      const Buf &b = bufs[sl.buf];
+      pb.embedding |= tiedCopy(b);
+      Val f = P.reshape(grads[sl.buf], {sl.numel}, b.name + "_grad_flat");
+      Val e = P.sliceGrad(f, {sl.start - bk.start}, {size}, bn + "_grad");
+      flat = flat ? P.add(*flat, e, bn + "_grad") : e;
+    }
+    pb.gs = n > 1 ? P.reduceScatter(*flat, 0, n, pb.grp->axes,
+                                    bn + "_grad_shard",
+                                    p.perRankLoss && !pb.grp->expert,
+                                    p.overlapGrad)
+                  : *flat;
+  };
+  // The reduced shard: waited for, divided, summed over the embedding
+  // group, unscaled; its owned ranges counted in the gradient norm.
+  auto reduce = [&](Pending &pb) {
+    const Bucket &bk = pb.bk;
+    const std::string &bn = pb.name;
+    const int64_t size = bk.end - bk.start, n = pb.grp->n, shard = size / n;
+    Val gs = *pb.gs;
+    if (p.overlapGrad && n > 1)
+      gs = P.wait(gs, bn + "_grad_shard");
+    if (pb.grp->expert && p.perRankLoss && p.dp > 1)
+      gs = P.scale(gs, 1.0 / (double)p.dp, bn + "_grad_divide");
+    // The tied embedding's bucket: summed over the embedding group.
+    if (pb.embedding)
+      gs = P.allReduceGroups(gs, embeddingGroups(), bn + "_embedding_group");
+    gs = unscale(P, gs, bn + "_grad_unscaled");
+    pb.gs = gs;
+    if (p.clipGrad <= 0)
+      return;
+    const int64_t own0 = bk.start + pb.grp->z * shard, own1 = own0 + shard;
+    for (const Slot &sl : bk.slots) {
+      int64_t lo = std::max(own0, sl.start),
+              hi = std::min(own1, sl.start + sl.numel);
+      if (lo < hi)
+        addNormPart(P, norm, bufs[sl.buf],
+                    P.slice(gs, {lo - own0}, {hi - lo},
+                            bufs[sl.buf].name + ".grad_own"),
+                    true, bufs[sl.buf].name + ".grad_own");
+    }
+  };
+  // The optimizer step on each box of a parameter this rank owns; the
+  // updated boxes go back to their places in the parameter buffer's shard,
+  // which is all-gathered (launched asynchronously under
+  // --overlap-param-gather).
+  auto stepBucket = [&](Pending &pb, const std::optional<Val> &factor) {
+    const Bucket &bk = pb.bk;
+    const std::string &bn = pb.name;
+    const int64_t size = bk.end - bk.start, n = pb.grp->n, shard = size / n;
+    const int64_t own0 = bk.start + pb.grp->z * shard, own1 = own0 + shard;
+    Val gs = *pb.gs;
+    std::optional<Val> upd;
+    for (const Slot &sl : bk.slots) {
+      const Buf &b = bufs[sl.buf];
+      int64_t lo = std::max(own0, sl.start),
+              hi = std::min(own1, sl.start + sl.numel);
+      if (lo >= hi)
+        continue;
+      std::vector<std::pair<Shape, Shape>> boxes;
+      flatBoxes(b.shape, lo - sl.start, hi - sl.start, {}, boxes);
+      int64_t off = lo - own0;
+      for (size_t j = 0; j < boxes.size(); ++j) {
+        const auto &[lower, ext] = boxes[j];
+        const std::string part = ".part" + std::to_string(j),
+                          gn = b.name + ".grad";
+        int64_t vol = volume(ext);
+        Val gp = P.reshape(P.slice(gs, {off}, {vol}, gn + "_own"), ext,
+                           gn + "_own");
+        if (factor)
+          gp = clip(P, gp, *factor, gn + "_clipped");
+        Val wp = P.slice(weightsIn.at(b.name), lower, ext, b.name + "_own");
+        Val np = optimizerStep(
+            P, b.name, wp, gp,
+            [&](const std::string &key) {
+              line(b, b.name + key, lower, ext, b.name + key + part);
+              return P.input(b.name + key + part, ext);
+            },
+            [&](const std::string &key, const Val &v) {
+              P.output(b.name + key + ".new" + part, v);
+              line(b, b.name + key + ".new", lower, ext,
+                   b.name + key + ".new" + part);
+            });
+        Val e = P.sliceGrad(P.reshape(np, {vol}, b.name + "_new_flat"),
+                            {off}, {shard}, bn + "_param_shard");
+        upd = upd ? P.add(*upd, e, bn + "_param_shard") : e;
+        off += vol;
       }
     }
+    // A rank whose range is all padding contributes nothing to a
+    // parameter.
+    if (!upd)
+      upd = P.scale(gs, 0.0, bn + "_param_shard");
+    pb.param = n > 1 ? P.allGather(*upd, 0, n, pb.grp->axes, bn + "_param",
+                                   p.overlapParam)
+                     : *upd;
+  };
+  // The updated parameters, views of the gathered buffer (waited for
+  // first under --overlap-param-gather).
+  auto finish = [&](Pending &pb) {
+    const Bucket &bk = pb.bk;
+    Val full = *pb.param;
+    if (p.overlapParam && pb.grp->n > 1)
+      full = P.wait(full, pb.name + "_param");
+    for (const Slot &sl : bk.slots) {
+      const Buf &b = bufs[sl.buf];
+      Val nw = P.reshape(P.slice(full, {sl.start - bk.start}, {sl.numel},
+                                 b.name + "_view"),
+                         b.shape, b.name + "_new");
+      P.output(b.name + ".new", nw);
+      Rec wr{b.name + ".new", b.name + ".new", nw.s, -1, b.tpDim, curStage,
+             -1};
+      wr.epDim = b.epDim;
+      recs.push_back(wr);
+    }
+  };
+  if (!p.overlapGrad && !p.overlapParam && p.clipGrad <= 0) {
+    for (Pending &pb : pending) {
+      launch(pb);
+      reduce(pb);
+      stepBucket(pb, std::nullopt);
+      finish(pb);
+    }
+    return;
+  }
+  // Overlapped or clipped: every bucket's reduction is launched before any
+  // is waited for; the norm needs every reduced shard before any step; the
+  // parameters are waited for in the order the next forward uses them
+  // (the buckets hold the parameters in reverse).
+  for (Pending &pb : pending)
+    launch(pb);
+  for (Pending &pb : pending)
+    reduce(pb);
+  std::optional<Val> factor;
+  if (p.clipGrad > 0)
+    factor = clipFactor(P, planSquaredNorm(P, norm, *pending[0].gs));
+  for (Pending &pb : pending)
+    stepBucket(pb, factor);
+  for (auto it = pending.rbegin(); it != pending.rend(); ++it)
+    finish(*it);
+}
+
+void Gen::launchWhenReady(Prog &P) {
+  Block &body = P.body();
+  SmallVector<Operation *> launches;
+  std::map<std::string, Operation *> lastAccumulate;
+  for (Operation &op : body) {
+    if (isa<ReduceScatterOp>(op) && op.hasAttr(kAsyncAttrName))
+      launches.push_back(&op);
+    if (auto acc = dyn_cast<AccumulateOp>(op))
+      lastAccumulate[acc.getBuffer().str()] = &op;
+  }
+  // Last bucket first, so that launches ready at one point keep their
+  // bucket order.
+  for (Operation *launch : llvm::reverse(launches)) {
+    llvm::SetVector<Operation *> slice;
+    SmallVector<Value> work{launch->getOperand(0)};
+    while (!work.empty()) {
+      Operation *d = work.pop_back_val().getDefiningOp();
+      if (!d || d->getBlock() != &body || isa<InputOp>(d) ||
+          !slice.insert(d))
+        continue;
+      for (Value v : d->getOperands())
+        work.push_back(v);
+    }
+    // Ready after the last accumulation into a buffer it reads and after
+    // every value it reads from outside.
+    Operation *ready = nullptr;
+    auto after = [&](Operation *o) {
+      if (o && (!ready || ready->isBeforeInBlock(o)))
+        ready = o;
+    };
+    for (Operation *d : slice) {
+      if (auto read = dyn_cast<BufferReadOp>(d))
+        after(lastAccumulate[read.getBuffer().str()]);
+      for (Value v : d->getOperands())
+        if (Operation *od = v.getDefiningOp();
+            od && od->getBlock() == &body && !slice.contains(od))
+          after(od);
+    }
+    if (!ready)
+      continue;
+    SmallVector<Operation *> ops(slice.begin(), slice.end());
+    llvm::sort(ops, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    ops.push_back(launch);
+    P.moveAfter(ops, ready);
   }
 }

@@ -26,6 +26,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <map>
@@ -81,6 +82,26 @@ public:
 
   /// The body, handed to the op that holds it (once).
   std::unique_ptr<Block> takeBlock() { return std::move(block); }
+  Block &body() { return *block; }
+  /// Moves `ops` (in their order) to just after `after`: each op of the
+  /// body then takes the listing line of its new place (comments keep
+  /// theirs).
+  void moveAfter(ArrayRef<Operation *> ops, Operation *after) {
+    for (Operation *op : llvm::reverse(ops))
+      op->moveAfter(after);
+    std::vector<int64_t> at;
+    std::map<Operation *, Placed *> byOp;
+    for (Placed &p : placed)
+      if (!p.head) {
+        at.push_back(p.line);
+        byOp[p.op] = &p;
+      }
+    std::sort(at.begin(), at.end());
+    size_t i = 0;
+    for (Operation &op : *block)
+      if (auto it = byOp.find(&op); it != byOp.end())
+        it->second->line = at[i++];
+  }
   /// The body's lines in the listing: its inputs, then its other ops and
   /// its comments.
   int64_t lines() const { return nHead + nBody; }
@@ -450,18 +471,21 @@ public:
           {&r});
     return r;
   }
+  /// With `async`, launched only: its result is in flight until `wait`.
   Val reduceScatter(const Val &x, int64_t dim, int64_t n,
                     ArrayRef<std::string> axes, StringRef hint,
-                    bool average = false) {
+                    bool average = false, bool async = false) {
     Shape s = x.s;
     s[dim] /= n;
     Val r = fresh(hint, s);
-    place(ReduceScatterOp::create(
-              b, loc(), type(r), x.v, b.getI64IntegerAttr(dim),
-              average ? ReduceKindAttr::get(ctx, ReduceKind::avg)
-                      : ReduceKindAttr(),
-              axesAttr(axes), ArrayAttr()),
-          {&r});
+    auto op = ReduceScatterOp::create(
+        b, loc(), type(r), x.v, b.getI64IntegerAttr(dim),
+        average ? ReduceKindAttr::get(ctx, ReduceKind::avg)
+                : ReduceKindAttr(),
+        axesAttr(axes), ArrayAttr());
+    if (async)
+      op->setAttr(kAsyncAttrName, b.getUnitAttr());
+    place(op, {&r});
     return r;
   }
   Val allReduceAvg(const Val &x, ArrayRef<std::string> axes, StringRef hint) {

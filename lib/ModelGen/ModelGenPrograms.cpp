@@ -18,6 +18,8 @@ using namespace mlir::tv::modelgen;
 void Gen::spec(OpBuilder &b, int64_t &line) {
   inPlan = false;
   weightsIn.clear();
+  lossScaleV.reset();
+  invLossScaleV.reset();
   Prog P(ctx, "  ");
   int64_t N = p.dp * p.mb * B;
   Dims d{N,       m.nh,       m.nkv, m.I, m.V, m.moeI, m.nShared * m.moeI,
@@ -57,18 +59,40 @@ void Gen::spec(OpBuilder &b, int64_t &line) {
   }
   Vals h = headForward(P, d, normW, outW, x, labels);
   P.output("loss", h["loss"]);
-  Val dx = headBackward(P, d, normW, outW, h, dloss);
+  Val dx = headBackward(P, d, normW, outW, h, scaleSeed(P, dloss));
   for (int64_t k = L - 1; k >= 0; --k)
     dx = layerBackward(P, d, ws[k], k, acts[k], dx);
   embedBackward(P, d, tokens, dx);
+  // Mixed precision: the backward's gradients are the loss scale times the
+  // unscaled ones (named, for the plan's buffers to equal), then unscaled.
+  if (p.lossScaled())
+    for (auto &[name, g] : specGrads) {
+      P.tag(name + ".grad_scaled", g);
+      g = unscale(P, g, name + "_grad_unscaled");
+    }
+  // Megatron's distributed optimizer keeps no whole gradient: its scaled
+  // buffers equal the spec's scaled gradients (the lineage of its flat
+  // buffers), the unscaled ones are only named.
   for (auto &[name, g] : specGrads)
-    P.output(name + ".grad", g);
-  if (p.zero || p.adam || p.distOpt) {
+    if (p.distOpt && p.lossScaled())
+      P.tag(name + ".grad", g);
+    else
+      P.output(name + ".grad", g);
+  std::optional<Val> factor;
+  if (p.clipGrad > 0) {
+    std::optional<Val> sq;
+    for (auto &[name, g] : specGrads) {
+      Val s = sumSquares(P, g, name + "_grad");
+      sq = sq ? P.add(*sq, s, "grad_sqsum") : s;
+    }
+    factor = clipFactor(P, *sq);
+  }
+  if (p.zero || p.adam || p.distOpt || factor) {
     P.comment(p.adam ? "optimizer step (Adam)" : "optimizer step (SGD)");
     for (auto &[name, g] : specGrads) {
       const Val &w = weightsIn.at(name);
       Val nw = optimizerStep(
-          P, name, w, g,
+          P, name, w, factor ? clip(P, g, *factor, name + "_grad_clipped") : g,
           [&](const std::string &k) { return P.input(name + k, w.s); },
           [&](const std::string &k, const Val &v) {
             P.output(name + k + ".new", v);
@@ -117,6 +141,8 @@ void Gen::stageProgramOne(int64_t s, OpBuilder &b, int64_t &line) {
   inPlan = true;
   curStage = s;
   curMb = -1;
+  lossScaleV.reset();
+  invLossScaleV.reset();
   bufs.clear();
   bufSeen.clear();
   weightsIn.clear();
@@ -276,6 +302,7 @@ void Gen::stageProgramOne(int64_t s, OpBuilder &b, int64_t &line) {
       int64_t n = p.perRankLoss ? p.mb : dpN() * p.mb;
       if (n > 1)
         seed = P.scale(dloss, 1.0 / (double)n, "dloss_mb");
+      seed = scaleSeed(P, seed);
       dx = headBackward(P, d, gathered(P, normW), gathered(P, outW),
                         heads[i], seed);
     } else {
@@ -372,6 +399,8 @@ void Gen::stageProgramOne(int64_t s, OpBuilder &b, int64_t &line) {
     recs.push_back({"loss", "loss", {}, -1, -1, s, -1});
   }
   endOfStep(P);
+  if (p.overlapGrad)
+    launchWhenReady(P);
 
   S = Sfull;
   SmallVector<int64_t> ranks;

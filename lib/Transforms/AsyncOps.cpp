@@ -16,6 +16,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace mlir::tv;
@@ -92,20 +93,32 @@ LogicalResult mlir::tv::lowerAsyncOps(Block &block) {
             .attachNote(wait.getLoc())
             << "the wait, after the read";
     // A bucket written in flight: the launch reads a named buffer that is
-    // accumulated into again before the wait.
-    if (launch->getNumOperands() == 1)
-      if (auto read = launch->getOperand(0).getDefiningOp<BufferReadOp>())
-        for (Operation &op : block) {
-          auto acc = dyn_cast<AccumulateOp>(op);
-          size_t at = order.lookup(&op);
-          if (acc && acc.getBuffer() == read.getBuffer() &&
-              at > order.lookup(launch) && at < done)
-            race(acc,
-                 "accumulates into buffer '" + acc.getBuffer() +
-                     "' while " + describe(launch) +
-                     " of it is in flight (until " + describe(wait) + ")",
-                 launch);
-        }
+    // accumulated into again before the wait. A flat bucket's gradient
+    // buffers are views of it: the buffers it packs (reshaped, placed at
+    // their offsets, the placements summed) are in flight with it.
+    llvm::StringSet<> buffers;
+    SmallVector<Value> work(launch->getOperands());
+    DenseSet<Operation *> seen;
+    while (!work.empty()) {
+      Operation *d = work.pop_back_val().getDefiningOp();
+      if (!d || d->getBlock() != &block || !seen.insert(d).second)
+        continue;
+      if (auto read = dyn_cast<BufferReadOp>(d))
+        buffers.insert(read.getBuffer());
+      else if (isa<ReshapeOp, SliceGradOp, AddOp, CopyOp>(d))
+        work.append(d->operand_begin(), d->operand_end());
+    }
+    for (Operation &op : block) {
+      auto acc = dyn_cast<AccumulateOp>(op);
+      size_t at = order.lookup(&op);
+      if (acc && buffers.contains(acc.getBuffer()) &&
+          at > order.lookup(launch) && at < done)
+        race(acc,
+             "accumulates into buffer '" + acc.getBuffer() + "' while " +
+                 describe(launch) + " of it is in flight (until " +
+                 describe(wait) + ")",
+             launch);
+    }
   }
   if (raced) {
     toolVerdict() = Verdict::Wrong;

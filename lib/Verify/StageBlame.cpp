@@ -41,6 +41,7 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
   }
   std::deque<Tensor<double>> derived;
   fusedInsides(stage, out, derived);
+  assumedBlocks(stage, out, derived);
   for (const Tensor<double> &t : derived) {
     specValues.push_back(&t);
     specValueOf.push_back(Value());
@@ -328,6 +329,90 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
       agrees[r] = ok;
     }
   }
+  // An all-reduce over the wrong group of mesh axes: its operand, summed
+  // over another group, is a block of a spec value while its result is
+  // none (a gradient norm summed over too few axes). The operand agrees as
+  // a partial sum over that group, and the all-reduce is blamed.
+  DenseMap<Operation *, std::string> wrongGroup;
+  // The operand of the same end-of-step reduction on another rank, whose
+  // program may differ (another pipeline stage): the all-reduce at the same
+  // place from the end among its program's all-reduces of that type.
+  DenseMap<int64_t, SmallVector<AllReduceOp>> reductionsOf;
+  auto reductions = [&](int64_t r) -> ArrayRef<AllReduceOp> {
+    auto it = reductionsOf.find(r);
+    if (it != reductionsOf.end())
+      return it->second;
+    SmallVector<AllReduceOp> list;
+    for (auto p : stage.getPlan().getBody().front().getOps<RankProgramOp>())
+      if (llvm::is_contained(p.getRanks(), r))
+        p.walk([&](AllReduceOp a) { list.push_back(a); });
+    return reductionsOf.try_emplace(r, std::move(list)).first->second;
+  };
+  auto sameReduction = [&](AllReduceOp ar, int64_t other)
+      -> const Tensor<double> * {
+    auto fromEnd = [&](ArrayRef<AllReduceOp> list, AllReduceOp a) {
+      int64_t k = 0;
+      for (AllReduceOp x : llvm::reverse(list)) {
+        if (x == a)
+          return k;
+        k += x.getType() == ar.getType();
+      }
+      return int64_t(-1);
+    };
+    int64_t k = fromEnd(reductions(rank), ar);
+    if (k < 0)
+      return nullptr;
+    for (AllReduceOp x : llvm::reverse(reductions(other)))
+      if (x.getType() == ar.getType() && k-- == 0)
+        return out.plan.lookup(other, x.getInput());
+    return nullptr;
+  };
+  if (mesh && mesh.getAxes().size() <= 6)
+    for (Operation *op : ops) {
+      auto ar = dyn_cast<AllReduceOp>(op);
+      if (!ar || !isLinearReduceKind(ar.getKind()) ||
+          agrees.lookup(ar.getResult()) || agrees.lookup(ar.getInput()))
+        continue;
+      const Tensor<double> *t = out.plan.lookup(rank, ar.getInput());
+      if (!t || t->data.size() > 4096)
+        continue;
+      ArrayRef<Attribute> axes = mesh.getAxes().getValue();
+      for (unsigned set = 1; set < (1u << axes.size()); ++set) {
+        SmallVector<StringRef> names;
+        std::string joined;
+        for (auto [i, a] : llvm::enumerate(axes))
+          if (set & (1u << i)) {
+            names.push_back(cast<StringAttr>(a).getValue());
+            joined += (joined.empty() ? "" : ",") + names.back().str();
+          }
+        SmallVector<int64_t> group = mesh.getAxisGroup(rank, names);
+        if (group.size() < 2)
+          continue;
+        bool differs = false;
+        std::optional<Tensor<double>> sum = *t;
+        for (int64_t other : group) {
+          const Tensor<double> *o =
+              other == rank ? t : sameReduction(ar, other);
+          if (!o || o->data.size() != t->data.size()) {
+            sum.reset();
+            break;
+          }
+          if (other == rank)
+            continue;
+          for (size_t i = 0; i < t->data.size(); ++i) {
+            differs |= !closeReal(o->data[i], t->data[i]);
+            sum->data[i] += o->data[i];
+          }
+        }
+        if (!sum || !differs || boxFor(*sum, carried.lookup(ar.getInput()))
+                                        .spec < 0)
+          continue;
+        agrees[ar.getInput()] = true;
+        partialOf[ar.getInput()] = joined;
+        wrongGroup[op] = joined;
+        break;
+      }
+    }
   // A term of a sum that agrees (micro-batch accumulation, a partial before
   // its reduction) agrees too: propagate back through adds and sums.
   for (Operation *op : llvm::reverse(ops))
@@ -558,8 +643,12 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
         }
       }
     // A partial sum read by an op not linear in it: the all-reduce is
-    // missing after the op that made it.
-    if (!keepsPartial(op))
+    // missing after the op that made it. Not when the op's value relates
+    // (partial sums over different groups added into one that is a
+    // partial sum over their union, as a gradient norm's terms).
+    if (!keepsPartial(op) &&
+        !llvm::all_of(op->getResults(),
+                      [&](Value r) { return agrees.lookup(r); }))
       for (Value v : op->getOperands())
         if (partialOf.count(v) && v.getDefiningOp() &&
             v.getDefiningOp()->getBlock() == op->getBlock()) {
@@ -715,6 +804,14 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
           return v.getDefiningOp();
         }
     }
+    if (auto it = wrongGroup.find(op); it != wrongGroup.end()) {
+      explanation = "operand " + show(op->getOperand(0)) +
+                    " summed over mesh axes '" + it->second +
+                    "' is a block of a spec value, but the all-reduce sums "
+                    "it over another group: result " +
+                    show(op->getResult(0)) + " (no block of any spec value)";
+      return op;
+    }
     explanation = "operands";
     for (Value v : op->getOperands())
       if (out.plan.lookup(rank, v))
@@ -723,14 +820,22 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
     for (Value r : op->getResults())
       explanation += " " + show(r);
     explanation += " (no block of any spec value)";
+    Operation *copied = nullptr;
     explanation += skippedSpecOp(stage, op, [&](Value v) -> Value {
       auto it = boxOf.find(v);
       return it == boxOf.end() || it->second.spec < 0
                  ? Value()
                  : specValueOf[it->second.spec];
-    }, folded);
+    }, folded, &copied);
     if (folded && *folded)
       explanation = "its reader's " + explanation;
+    // The copy, or the reader a copy was folded into.
+    if (copied) {
+      if (!(folded && *folded))
+        explanation = "a copy where the spec computes an op; its reader's " +
+                      explanation;
+      return copied;
+    }
     return op;
   }
   // The failing lineage names a partial sum as the whole value.

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <deque>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::tv;
@@ -70,6 +71,30 @@ Tensor<double> squeezed(const Tensor<double> &t) {
 /// column block of a width dividing v (a vocabulary shard's local maximum).
 /// For a softmax over its last dimension, an online softmax's values over
 /// blocks of columns (decision 110).
+void assumedBlocks(StageOp stage, const Outcome<double> &out,
+                   std::deque<Tensor<double>> &derived) {
+  std::set<std::string> seen;
+  for (Attribute a : stage.getAssumes()) {
+    auto l = dyn_cast<LineageAttr>(a);
+    if (!l || derived.size() >= 1024)
+      continue;
+    const Tensor<double> *s = out.spec.lookupNamed(-1, l.getSpec().getValue());
+    if (!s || s->shape.size() != l.getRank())
+      continue;
+    SmallVector<int64_t> shape = l.getSliceShape();
+    // Only proper blocks: the whole value is a spec value already.
+    if (ArrayRef<int64_t>(shape) == ArrayRef<int64_t>(s->shape) ||
+        numElements(shape) < 2)
+      continue;
+    if (!seen.insert(boxStr(l)).second)
+      continue;
+    Tensor<double> t;
+    t.shape.assign(shape.begin(), shape.end());
+    t.data = sliceOf(*s, l);
+    derived.push_back(std::move(t));
+  }
+}
+
 void fusedInsides(StageOp stage, const Outcome<double> &out,
                          std::deque<Tensor<double>> &derived) {
   stage.getSpec().walk([&](CrossEntropyGradOp op) {
@@ -208,7 +233,8 @@ void fusedInsides(StageOp stage, const Outcome<double> &out,
 /// that kind was folded into `op`, `folded` names it.
 std::string skippedSpecOp(StageOp stage, Operation *op,
                                  llvm::function_ref<Value(Value)> specOf,
-                                 std::optional<FoldedOp> *folded) {
+                                 std::optional<FoldedOp> *folded,
+                                 Operation **copied) {
   std::string note;
   stage.getSpec().walk([&](Operation *so) {
     if (!note.empty() || so->getName() != op->getName() ||
@@ -236,6 +262,37 @@ std::string skippedSpecOp(StageOp stage, Operation *op,
                   "verification (an exponent or a factor of one)";
           return;
         }
+      // A copy where the spec computes the op (the op replaced by its
+      // operand), the value then only sliced or reshaped: the copy stands
+      // where the op is missing.
+      // A copy folded away before verification is recorded in its reader.
+      auto foldedCopy = [&](Operation *d) {
+        for (auto [kind, loc] : foldedInto(d))
+          if (kind == CopyOp::getOperationName() && folded) {
+            *folded = FoldedOp{kind.str(), loc, d};
+            *copied = d;
+            note += "the plan copies the op's operand where the spec "
+                    "computes it";
+            return true;
+          }
+        return false;
+      };
+      if (copied && foldedCopy(op))
+        return;
+      for (Value x = pv; copied && x.getDefiningOp();) {
+        Operation *d = x.getDefiningOp();
+        if (isa<CopyOp>(d)) {
+          *copied = d;
+          note += "the plan copies the op's operand where the spec computes "
+                  "it";
+          return;
+        }
+        if (foldedCopy(d))
+          return;
+        if (!isa<SliceOp, ReshapeOp, WaitOp>(d))
+          break;
+        x = d->getOperand(0);
+      }
       note += "the plan lacks the op, or has it as an identity folded away "
               "before verification (an exponent or a factor of one)";
       return;

@@ -468,8 +468,11 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
       std::string why = missingSpecOps(stage, *search, *p, expected);
       if (search != &out && !why.empty())
         why += " (on random inputs)";
-      if (StringRef(why).starts_with("the plan's value is result")) {
-        // Swapped results: the op that computes the tensor is the one.
+      if (StringRef(why).starts_with("the plan's value is result") ||
+          (!why.empty() && isa_and_nonnull<CopyOp>(def))) {
+        // Swapped results, or a copy where the spec goes on with an op
+        // (the op replaced by a copy of its operand): the op that computes
+        // the tensor is the one.
         result.diverging = def;
         result.details.push_back("first diverging op: that op (" + why + ")");
       } else if (!why.empty()) {

@@ -477,13 +477,20 @@ Tensor<double> squeezed(const Tensor<double> &t);
 /// appended to `derived`.
 void fusedInsides(StageOp stage, const Outcome<double> &out,
                   std::deque<Tensor<double>> &derived);
+/// The blocks of spec values that the stage's assumed lineages name (a
+/// tensor-parallel rank's block of a weight gradient): a flat buffer of a
+/// plan holds them flattened one after another (decision 113).
+void assumedBlocks(StageOp stage, const Outcome<double> &out,
+                   std::deque<Tensor<double>> &derived);
 /// The spec op of `op`'s kind that reads, where `op` reads a spec value S,
 /// an op's result computed from S: the note naming the op the plan lacks
 /// between them ("" if none); `folded` names the plan's op of that kind
-/// when it was folded into `op` (decision 103).
+/// when it was folded into `op` (decision 103); `copied` (if given) the
+/// plan's copy of the op's operand, where the op was replaced by a copy.
 std::string skippedSpecOp(StageOp stage, Operation *op,
                           llvm::function_ref<Value(Value)> specOf,
-                          std::optional<FoldedOp> *folded);
+                          std::optional<FoldedOp> *folded,
+                          Operation **copied = nullptr);
 
 } // namespace mlir::tv::stagecheck
 

@@ -19,7 +19,9 @@ Depth is max(2, pp) layers. Six more plans take the interleaved schedule
 vocabulary (--make-vocab-size-divisible-by 3, or 12 for a whole shard of
 padding), and twenty-one context parallelism (cp 2 or 4, --cp-comm a2a,
 allgather or p2p, the ring also load-balanced; three of them DeepSeek), and
-seven Megatron's distributed optimizer (--distributed-optimizer).
+seven Megatron's distributed optimizer (--distributed-optimizer), and
+twelve steps as frameworks run them: overlapped communication, loss scales
+and gradient clipping.
 Mixtral (all layers MoE, sliding window) takes another third of the cube
 with the MoE options, and three plans with context parallelism, the
 interleaved schedule and the distributed optimizer; Phi-3 four plans;
@@ -199,6 +201,49 @@ for model, par, extra, layers in (
         ("deepseek", "dp=4 tp=1 pp=2 mb=2 ep=2",
          ["--optimizer", "adam", "--ddp-bucket-size", "500"], 2)):
     jobs.append((model, par, extra + ["--distributed-optimizer"], layers))
+
+# The step as frameworks run it (issue 36): Megatron's overlapped gradient
+# reduce-scatter and parameter all-gather on the distributed optimizer,
+# FSDP's prefetch, constant and dynamic loss scales, global-norm clipping
+# (tied embeddings, experts, vpp, ring attention, sequence parallelism).
+STEP = (
+    ("llama", "dp=2 tp=2 pp=2 mb=2",
+     ["--distributed-optimizer", "--overlap-grad-reduce",
+      "--overlap-param-gather", "--loss-scale", "dynamic", "--clip-grad", "1.0",
+      "--optimizer", "adam"], 2),
+    ("llama", "dp=4 tp=1 pp=1 mb=1",
+     ["--distributed-optimizer", "--overlap-grad-reduce",
+      "--ddp-bucket-size", "500", "--loss-scale", "4096"], 2),
+    ("qwen2", "dp=2 tp=2 pp=2 mb=2",
+     ["--loss-scale", "dynamic", "--clip-grad", "0.5", "--zero", "1"], 2),
+    ("mistral", "dp=2 tp=1 pp=2 mb=4",
+     ["--distributed-optimizer", "--overlap-param-gather",
+      "--loss-scaling", "per-rank", "--clip-grad", "1.0"], 2),
+    ("qwen3", "dp=2 tp=2 pp=1 mb=2",
+     ["--zero", "3", "--fsdp-prefetch", "--loss-scale", "128",
+      "--clip-grad", "1.0"], 2),
+    ("deepseek", "dp=4 tp=1 pp=2 mb=2 ep=2",
+     ["--distributed-optimizer", "--overlap-grad-reduce",
+      "--overlap-param-gather", "--loss-scale", "dynamic", "--clip-grad", "1.0",
+      "--ddp-bucket-size", "500"], 2),
+    ("deepseek", "dp=2 tp=2 pp=2 mb=2 ep=2",
+     ["--sp", "--zero", "2", "--clip-grad", "1.0", "--optimizer", "adam"], 2),
+    ("mixtral", "dp=2 tp=2 pp=1 mb=2 ep=2",
+     ["--loss-scale", "dynamic", "--clip-grad", "2.0"], 2),
+    ("llama", "dp=2 cp=2 tp=2 pp=1 mb=1",
+     ["--cp-comm", "p2p", "--distributed-optimizer", "--overlap-grad-reduce",
+      "--loss-scale", "dynamic", "--clip-grad", "1.0"], 2),
+    ("qwen2", "dp=1 tp=2 pp=2 mb=4",
+     ["--vpp", "2", "--loss-scale", "1024", "--clip-grad", "1.0",
+      "--optimizer", "adam"], 4),
+    ("gemma2", "dp=2 tp=2 pp=2 mb=2",
+     ["--distributed-optimizer", "--overlap-grad-reduce",
+      "--overlap-param-gather", "--clip-grad", "1.0"], 2),
+    ("phi3", "dp=2 tp=2 pp=1 mb=2",
+     ["--loss-scale", "dynamic", "--clip-grad", "1.0", "--sp"], 2),
+)
+for model, par, extra, layers in STEP:
+    jobs.append((model, par, extra, layers))
 
 
 def run(job):

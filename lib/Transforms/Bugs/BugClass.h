@@ -79,6 +79,7 @@ void addModelParallelBugs(std::vector<BugClass> &out);
 void addShardingBugs(std::vector<BugClass> &out);
 void addContextParallelBugs(std::vector<BugClass> &out);
 void addOverlapBugs(std::vector<BugClass> &out);
+void addClippingBugs(std::vector<BugClass> &out);
 
 // Helpers shared by the families.
 /// Replaces `op` (one result) by a copy of `input` that keeps its

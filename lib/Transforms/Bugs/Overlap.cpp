@@ -37,6 +37,37 @@ static LogicalResult readBeforeWait(BugSite &s) {
   return success();
 }
 
+/// For an asynchronous collective: the last accumulation into a named
+/// buffer that the values it sends are read from (through the packing of a
+/// flat bucket), before that read; null if none.
+static AccumulateOp lastAccumulateRead(Operation *launch) {
+  if (!launch->hasAttr(kAsyncAttrName) || launch->getNumOperands() != 1)
+    return AccumulateOp();
+  Block *body = launch->getBlock();
+  SmallVector<Value> work{launch->getOperand(0)};
+  DenseSet<Operation *> seen;
+  AccumulateOp last;
+  while (!work.empty()) {
+    Operation *d = work.pop_back_val().getDefiningOp();
+    if (!d || d->getBlock() != body || !seen.insert(d).second)
+      continue;
+    if (auto read = dyn_cast<BufferReadOp>(d)) {
+      for (Operation *p = read->getPrevNode(); p; p = p->getPrevNode())
+        if (auto acc = dyn_cast<AccumulateOp>(p);
+            acc && acc.getBuffer() == read.getBuffer()) {
+          if (!last || last->isBeforeInBlock(acc))
+            last = acc;
+          break;
+        }
+      continue;
+    }
+    if (isa<ReshapeOp, SliceGradOp, AddOp, CopyOp>(d))
+      for (Value v : d->getOperands())
+        work.push_back(v);
+  }
+  return last;
+}
+
 void mlir::tv::bugs::addOverlapBugs(std::vector<BugClass> &out) {
   const char *family = "Overlapped communication";
   out.push_back(
@@ -81,29 +112,15 @@ void mlir::tv::bugs::addOverlapBugs(std::vector<BugClass> &out) {
        "is accumulated into it: that accumulation lands while the "
        "reduction is in flight.",
        [](const BugSite &) -> Candidates {
-         return [](Operation *op) {
-           auto read = op->hasAttr(kAsyncAttrName) && op->getNumOperands() == 1
-                           ? op->getOperand(0).getDefiningOp<BufferReadOp>()
-                           : BufferReadOp();
-           if (!read)
-             return false;
-           for (Operation *p = read->getPrevNode(); p; p = p->getPrevNode())
-             if (auto acc = dyn_cast<AccumulateOp>(p);
-                 acc && acc.getBuffer() == read.getBuffer())
-               return true;
-           return false;
-         };
+         return [](Operation *op) { return (bool)lastAccumulateRead(op); };
        },
        [](BugSite &s) -> LogicalResult {
-         auto read = s.target->getOperand(0).getDefiningOp<BufferReadOp>();
-         for (Operation *p = read->getPrevNode(); p; p = p->getPrevNode())
-           if (auto acc = dyn_cast<AccumulateOp>(p);
-               acc && acc.getBuffer() == read.getBuffer()) {
-             acc->moveAfter(s.target);
-             s.tag(acc);
-             return success();
-           }
-         return failure();
+         AccumulateOp acc = lastAccumulateRead(s.target);
+         if (!acc)
+           return failure();
+         acc->moveAfter(s.target);
+         s.tag(acc);
+         return success();
        },
        false, false, false,
        "an asynchronous collective of a named buffer accumulated into",

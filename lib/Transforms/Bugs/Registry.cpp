@@ -19,6 +19,7 @@ ArrayRef<BugClass> mlir::tv::bugs::bugClasses() {
     addShardingBugs(v);
     addContextParallelBugs(v);
     addOverlapBugs(v);
+    addClippingBugs(v);
     return v;
   }();
   return all;
