@@ -169,6 +169,13 @@ static llvm::cl::opt<bool> clOverlapParam(
                    "parameter all-gather launched asynchronously after its "
                    "step, waited where the parameters are next used "
                    "(decision 115)"));
+static llvm::cl::opt<bool> clCpOverlap(
+    "cp-overlap",
+    llvm::cl::desc("--import-model-config: with --cp-comm p2p, Transformer "
+                   "Engine's overlap of the ring's exchange with the block "
+                   "compute: the next key/value block's receive launched "
+                   "asynchronously before the current block is computed, "
+                   "waited at the next step (decision 117)"));
 static llvm::cl::opt<std::string> clLossScale(
     "loss-scale",
     llvm::cl::desc("--import-model-config: mixed-precision loss scaling, a "
@@ -426,7 +433,8 @@ LogicalResult refuseModelConfigOptions(Location loc, StringRef translation) {
            &clSp, &clEp, &clZero, &clGatherLogits, &clLossScaling,
            &clOptimizer, &clVpp, &clVocabDivisible, &clCpComm,
            &clCpLoadBalance, &clDistOpt, &clBucketSize, &clFsdpPrefetch,
-           &clOverlapGrad, &clOverlapParam, &clLossScale, &clClipGrad})
+           &clOverlapGrad, &clOverlapParam, &clLossScale, &clClipGrad,
+           &clCpOverlap})
     if (o->getNumOccurrences())
       return emitError(loc) << "--" << o->ArgStr
                             << " applies to --import-model-config only, not "
@@ -644,6 +652,8 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
   }
   check(pc.cp == 1 || !mc.gemma2,
         "context parallelism with Gemma 2 is not generated");
+  check(!clCpOverlap || (pc.cp > 1 && clCpComm == "p2p"),
+        "--cp-overlap needs ring attention (cp=N with --cp-comm p2p)");
   if (pc.cp > 1) {
     check(!clCpComm.empty(),
           "cp=" + Twine(pc.cp) + " needs --cp-comm: 'p2p' (Megatron-LM's ring "
@@ -664,6 +674,7 @@ OwningOpRef<Operation *> importModelConfig(llvm::SourceMgr &sourceMgr,
     pc.cpBalance = clCpLoadBalance;
     check(!pc.cpBalance || pc.cpRing,
           "--cp-load-balance is generated for --cp-comm p2p only");
+    pc.cpOverlap = clCpOverlap;
     check(!pc.cpBalance || seq % (2 * pc.cp * (pc.sp ? pc.tp : 1)) == 0,
           "--cp-load-balance: 2 x cp=" + Twine(2 * pc.cp) +
               (pc.sp ? " x tp=" + Twine(pc.tp) : Twine("")) +

@@ -195,8 +195,9 @@ private:
   /// One step of the cp ring: sends `out` to the next cp rank and returns
   /// what the previous one sent (even coordinates send first, odd ones
   /// receive first, so that blocking transfers complete).
+  /// With `async`, the receives are launched only (an overlapped ring).
   std::vector<Val> ringExchange(Prog &P, const std::vector<Val> &out,
-                                StringRef hint) {
+                                StringRef hint, bool async = false) {
     int64_t n = p.cp, c = curCp;
     int64_t toNext = (c + 1) % n - c, toPrev = (c + n - 1) % n - c;
     std::vector<Val> in;
@@ -207,7 +208,7 @@ private:
     if (c % 2 == 0)
       sendAll();
     for (const Val &v : out)
-      in.push_back(P.recv(v.s, toPrev, hint, 0, "cp"));
+      in.push_back(P.recv(v.s, toPrev, hint, 0, "cp", async));
     if (c % 2 == 1)
       sendAll();
     return in;

@@ -383,13 +383,21 @@ void Gen::ringForward(Prog &P, Vals &a, int64_t R, int64_t dqk) {
   const Val &q = a["q"];
   const double scale = 1.0 / std::sqrt((double)dqk);
   Val kb = a["k"], vb = a["v"], mx, l, o;
+  // Overlapped (--cp-overlap): the next block is received while this one
+  // computes.
+  std::vector<Val> next;
   for (int64_t i = 0; i < n; ++i) {
     int64_t src = (c - i + n) % n;
-    if (i > 0) {
+    if (i > 0 && p.cpOverlap) {
+      kb = P.wait(next[0], "kv_block");
+      vb = P.wait(next[1], "kv_block");
+    } else if (i > 0) {
       std::vector<Val> in = ringExchange(P, {kb, vb}, "kv_block");
       kb = in[0];
       vb = in[1];
     }
+    if (p.cpOverlap && i + 1 < n)
+      next = ringExchange(P, {kb, vb}, "kv_block", /*async=*/true);
     if (src > c && !p.cpBalance)
       continue;
     Val sc = P.scale(P.matmul(q, repeatKv(P, kb, R, "k_rep"), false, true,
@@ -440,12 +448,22 @@ std::tuple<Val, Val, Val> Gen::ringBackward(Prog &P, Vals &a, const Val &dO,
   Val dsum = P.reshape(P.sum(P.mul(dO, a["o_heads"], "d_out_o"), 3, "d_rowsum"),
                        lse.s, "d_rowsum");
   Val kb = a["k"], vb = a["v"], dkb, dvb, dq;
+  // Overlapped (--cp-overlap): the next key/value block is received while
+  // this one computes; the gradients travel once they are computed.
+  std::vector<Val> next;
   for (int64_t i = 0; i < n; ++i) {
     int64_t src = (c - i + n) % n;
-    if (i > 0) {
+    if (i > 0 && p.cpOverlap) {
+      kb = P.wait(next[0], "kv_block");
+      vb = P.wait(next[1], "kv_block");
+      std::vector<Val> in = ringExchange(P, {dkb, dvb}, "kv_grad_block");
+      dkb = in[0], dvb = in[1];
+    } else if (i > 0) {
       std::vector<Val> in = ringExchange(P, {kb, vb, dkb, dvb}, "kv_grad_block");
       kb = in[0], vb = in[1], dkb = in[2], dvb = in[3];
     }
+    if (p.cpOverlap && i + 1 < n)
+      next = ringExchange(P, {kb, vb}, "kv_block", /*async=*/true);
     if (src > c && !p.cpBalance)
       continue;
     Val kr = repeatKv(P, kb, R, "k_rep"), vr = repeatKv(P, vb, R, "v_rep");

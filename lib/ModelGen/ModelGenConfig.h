@@ -109,6 +109,9 @@ struct ParCfg {
   /// get_batch_on_this_cp_rank, ring-flash-attention's zigzag): 2 x cp
   /// chunks, rank r holding chunks r and 2 x cp - 1 - r.
   bool cpBalance = false;
+  /// Transformer Engine's overlapped ring: the next block's receive is
+  /// launched asynchronously before the current block computes.
+  bool cpOverlap = false;
   /// Megatron-LM's distributed optimizer (--use-distributed-optimizer): the
   /// gradients of a bucket of parameters live in one flat buffer (reverse
   /// parameter order, each start aligned to 64 elements, the bucket padded

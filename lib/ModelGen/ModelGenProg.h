@@ -618,14 +618,17 @@ public:
                          DenseI64ArrayAttr()),
           {});
   }
+  /// With `async`, launched only: its result is in flight until `wait`.
   Val recv(const Shape &s, int64_t offset, StringRef hint, int64_t tag = 0,
-           StringRef axis = "pp") {
+           StringRef axis = "pp", bool async = false) {
     Val r = fresh(hint, s);
-    place(RecvOp::create(b, loc(), type(r), IntegerAttr(),
-                         b.getStringAttr(axis), b.getI64IntegerAttr(offset),
-                         tag ? b.getI64IntegerAttr(tag) : IntegerAttr(),
-                         DenseI64ArrayAttr()),
-          {&r});
+    auto op = RecvOp::create(b, loc(), type(r), IntegerAttr(),
+                             b.getStringAttr(axis), b.getI64IntegerAttr(offset),
+                             tag ? b.getI64IntegerAttr(tag) : IntegerAttr(),
+                             DenseI64ArrayAttr());
+    if (async)
+      op->setAttr(kAsyncAttrName, b.getUnitAttr());
+    place(op, {&r});
     return r;
   }
 

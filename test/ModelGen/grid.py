@@ -20,8 +20,8 @@ vocabulary (--make-vocab-size-divisible-by 3, or 12 for a whole shard of
 padding), and twenty-one context parallelism (cp 2 or 4, --cp-comm a2a,
 allgather or p2p, the ring also load-balanced; three of them DeepSeek), and
 seven Megatron's distributed optimizer (--distributed-optimizer), and
-twelve steps as frameworks run them: overlapped communication, loss scales
-and gradient clipping.
+thirteen steps as frameworks run them: overlapped communication (also the
+ring's exchange), loss scales and gradient clipping.
 Mixtral (all layers MoE, sliding window) takes another third of the cube
 with the MoE options, and three plans with context parallelism, the
 interleaved schedule and the distributed optimizer; Phi-3 four plans;
@@ -204,8 +204,9 @@ for model, par, extra, layers in (
 
 # The step as frameworks run it (issue 36): Megatron's overlapped gradient
 # reduce-scatter and parameter all-gather on the distributed optimizer,
-# FSDP's prefetch, constant and dynamic loss scales, global-norm clipping
-# (tied embeddings, experts, vpp, ring attention, sequence parallelism).
+# FSDP's prefetch, the ring's overlapped exchange, constant and dynamic loss
+# scales, global-norm clipping (tied embeddings, experts, vpp, ring
+# attention, sequence parallelism).
 STEP = (
     ("llama", "dp=2 tp=2 pp=2 mb=2",
      ["--distributed-optimizer", "--overlap-grad-reduce",
@@ -231,8 +232,12 @@ STEP = (
     ("mixtral", "dp=2 tp=2 pp=1 mb=2 ep=2",
      ["--loss-scale", "dynamic", "--clip-grad", "2.0"], 2),
     ("llama", "dp=2 cp=2 tp=2 pp=1 mb=1",
-     ["--cp-comm", "p2p", "--distributed-optimizer", "--overlap-grad-reduce",
-      "--loss-scale", "dynamic", "--clip-grad", "1.0"], 2),
+     ["--cp-comm", "p2p", "--cp-overlap", "--distributed-optimizer",
+      "--overlap-grad-reduce", "--loss-scale", "dynamic", "--clip-grad",
+      "1.0"], 2),
+    ("qwen3", "dp=1 cp=2 tp=1 pp=2 mb=2",
+     ["--cp-comm", "p2p", "--cp-load-balance", "--cp-overlap",
+      "--loss-scale", "512", "--clip-grad", "1.0", "--zero", "1"], 2),
     ("qwen2", "dp=1 tp=2 pp=2 mb=4",
      ["--vpp", "2", "--loss-scale", "1024", "--clip-grad", "1.0",
       "--optimizer", "adam"], 4),
