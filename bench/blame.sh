@@ -102,8 +102,16 @@ if [ -z "${LLAMA_ONLY-}" ]; then
     loss-scale-not-undone loss-scale-unsynced clip-norm-wrong-group clip-norm-duplicates
   gen "$models/tiny-llama.json" --parallel "dp=2 tp=2 pp=2 mb=2" --zero 1 --loss-scale 1024 --clip-grad 1.0
   blame "llama zero1, loss scale 1024, clipped" loss-scale-not-undone loss-scale-unsynced
-  # Overlapped communication: a hand-written plan (the generator does not
-  # overlap yet); a race is located by its error.
+  # The races on generated overlapped plans: Megatron's buckets and
+  # FSDP's prefetch (a race is located by its error).
+  gen "$models/tiny-llama.json" --parallel "dp=2 tp=2 pp=2 mb=2" --distributed-optimizer \
+    --overlap-grad-reduce --overlap-param-gather --ddp-bucket-size 400
+  blame "llama distributed optimizer, overlapped buckets" grad-read-before-wait \
+    param-used-before-gather orphaned-handle bucket-written-in-flight
+  gen "$models/tiny-llama.json" --parallel "dp=2 tp=2 mb=2" --zero 3 --fsdp-prefetch
+  blame "llama zero3, FSDP prefetch" param-used-before-gather
+  # Overlapped communication on a hand-written plan too; a race is
+  # located by its error.
   cp "$root/test/Transforms/Inputs/overlap_dp.mlir" "$tmp/g.mlir"
   blame "overlapped dp2 (test/Transforms/Inputs/overlap_dp.mlir)" grad-read-before-wait \
     param-used-before-gather orphaned-handle bucket-written-in-flight
