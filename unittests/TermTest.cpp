@@ -348,3 +348,33 @@ TEST_F(TermFixture, IntegerTermsEvaluateAsTheirOperations) {
               wrapSigned((int64_t)(pv + qv), 8));
   }
 }
+
+// The one-merge sum (an all-reduce over many ranks) is the chain of
+// additions: the same interned term, and the same value on the concrete
+// evaluator; terms that cancel vanish, zeros are skipped.
+TEST_F(TermFixture, SumOfManyIsTheChainOfAdditions) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> coef(-3, 3), pick(0, 2);
+  TermId vars[] = {a, b, x};
+  std::vector<TermId> terms;
+  for (int i = 0; i < 40; ++i) {
+    TermId t = c.zero();
+    for (int k = 0; k < 4; ++k)
+      t = c.add(t, c.scale(c.mul(vars[pick(rng)], vars[pick(rng)]),
+                           Rat(coef(rng))));
+    terms.push_back(i % 7 == 0 ? c.zero() : t);
+  }
+  TermId chain = c.zero();
+  for (TermId t : terms)
+    chain = c.add(chain, t);
+  TermId merged = c.sum(terms);
+  EXPECT_EQ(merged, chain);
+  TermEvaluator ev(c, {0.7, -1.1, 2.3});
+  double direct = 0;
+  for (TermId t : terms)
+    direct += ev.eval(t);
+  EXPECT_NEAR(ev.eval(merged), direct, 1e-9);
+  EXPECT_EQ(c.sum({a, c.neg(a), b, c.neg(b)}), c.zero());
+  EXPECT_EQ(c.sum({}), c.zero());
+  EXPECT_EQ(c.sum({c.zero(), a}), a);
+}

@@ -497,9 +497,11 @@ private:
   /// over each group and added. A parameter replicated over tp (a
   /// tensor-parallel duplicate) counts 1/tp on each tp rank.
   struct NormParts {
-    std::vector<std::pair<std::vector<std::string>, std::optional<Val>>>
-        parts;
+    std::vector<std::pair<std::vector<std::string>, std::vector<Val>>> parts;
   };
+  /// The sum of `xs` as a balanced tree of additions (a chain over hundreds
+  /// of parameters would make each partial sum as large as the whole).
+  Val sumTree(Prog &P, std::vector<Val> xs, const std::string &hint);
   NormParts normParts() const;
   std::vector<std::string> normGroup(bool expert, bool dpSharded) const;
   void addNormPart(Prog &P, NormParts &np, const Buf &b, const Val &g,

@@ -80,12 +80,10 @@ void Gen::spec(OpBuilder &b, int64_t &line) {
       P.output(name + ".grad", g);
   std::optional<Val> factor;
   if (p.clipGrad > 0) {
-    std::optional<Val> sq;
-    for (auto &[name, g] : specGrads) {
-      Val s = sumSquares(P, g, name + "_grad");
-      sq = sq ? P.add(*sq, s, "grad_sqsum") : s;
-    }
-    factor = clipFactor(P, *sq);
+    std::vector<Val> sq;
+    for (auto &[name, g] : specGrads)
+      sq.push_back(sumSquares(P, g, name + "_grad"));
+    factor = clipFactor(P, sumTree(P, sq, "grad_sqsum"));
   }
   if (p.zero || p.adam || p.distOpt || factor) {
     P.comment(p.adam ? "optimizer step (Adam)" : "optimizer step (SGD)");

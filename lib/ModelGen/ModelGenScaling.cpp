@@ -137,7 +137,7 @@ Gen::NormParts Gen::normParts() const {
       for (auto &part : np.parts)
         seen |= part.first == g;
       if (!seen)
-        np.parts.push_back({g, std::nullopt});
+        np.parts.push_back({g, {}});
     }
   }
   return np;
@@ -157,12 +157,29 @@ void Gen::addNormPart(Prog &P, NormParts &np, const Buf &b, const Val &g,
   // counting 1/tp of it is the same sum, without a branch on the rank.
   if (b.tpDim < 0 && p.tp > 1)
     s = P.scale(s, 1.0 / (double)p.tp, hint + "_tp_duplicate");
+  // Added as they come (a rank's own parameters; the spec's sum over every
+  // parameter is a balanced tree).
   for (auto &[k, v] : np.parts)
     if (k == group) {
-      v = v ? P.add(*v, s, "grad_sqsum_local") : s;
+      if (v.empty())
+        v.push_back(s);
+      else
+        v[0] = P.add(v[0], s, "grad_sqsum_local");
       return;
     }
   llvm_unreachable("a gradient outside the configuration's norm groups");
+}
+
+Val Gen::sumTree(Prog &P, std::vector<Val> xs, const std::string &hint) {
+  while (xs.size() > 1) {
+    std::vector<Val> next;
+    for (size_t i = 0; i + 1 < xs.size(); i += 2)
+      next.push_back(P.add(xs[i], xs[i + 1], hint));
+    if (xs.size() % 2)
+      next.push_back(xs.back());
+    xs = std::move(next);
+  }
+  return xs[0];
 }
 
 Val Gen::planSquaredNorm(Prog &P, NormParts &np, const Val &anyGrad) {
@@ -170,9 +187,10 @@ Val Gen::planSquaredNorm(Prog &P, NormParts &np, const Val &anyGrad) {
   for (auto &[group, local] : np.parts) {
     // Nothing of this rank's counts in this group (no expert on this
     // stage, its owned ranges all padding): zero.
-    Val l = local ? *local
-                  : P.scale(sumSquares(P, anyGrad, "grad_none"), 0.0,
-                            "grad_sqsum_local");
+    Val l = !local.empty()
+                ? local[0]
+                : P.scale(sumSquares(P, anyGrad, "grad_none"), 0.0,
+                          "grad_sqsum_local");
     Val r = group.empty() ? l : P.allReduce(l, group, "grad_sqsum_group");
     total = total ? P.add(*total, r, "grad_sqsum") : r;
   }

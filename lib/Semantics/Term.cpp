@@ -237,6 +237,39 @@ TermId TermContext::add(TermId a, TermId b) {
   return intern(std::move(out));
 }
 
+TermId TermContext::sum(llvm::ArrayRef<TermId> terms) {
+  llvm::SmallVector<TermId> live;
+  for (TermId t : terms)
+    if (t != zeroId)
+      live.push_back(t);
+  if (live.empty())
+    return zeroId;
+  if (live.size() <= 2)
+    return live.size() == 1 ? live[0] : add(live[0], live[1]);
+  Poly all;
+  size_t n = 0;
+  for (TermId t : live)
+    n += polys[t].size();
+  all.reserve(n);
+  for (TermId t : live)
+    all.insert(all.end(), polys[t].begin(), polys[t].end());
+  std::stable_sort(all.begin(), all.end(), [](const auto &x, const auto &y) {
+    return x.first < y.first;
+  });
+  Poly out;
+  out.reserve(all.size());
+  for (size_t i = 0; i < all.size();) {
+    Rat c = all[i].second;
+    size_t j = i + 1;
+    for (; j < all.size() && all[j].first == all[i].first; ++j)
+      c = c + all[j].second;
+    if (!c.isZero())
+      out.push_back({all[i].first, c});
+    i = j;
+  }
+  return intern(std::move(out));
+}
+
 TermId TermContext::scale(TermId a, const Rat &c) {
   if (c.isZero() || a == zeroId)
     return zeroId;

@@ -44,6 +44,7 @@ struct SymDomain {
     return c.constant(sym::Rat(llvm::DynamicAPInt(n), llvm::DynamicAPInt(d)));
   }
   V add(V a, V b) { return c.add(a, b); }
+  V sum(llvm::ArrayRef<V> xs) { return c.sum(xs); }
   V sub(V a, V b) { return c.sub(a, b); }
   V mul(V a, V b) { return c.mul(a, b); }
   V div(V a, V b) { return c.div(a, b); }
@@ -108,6 +109,12 @@ struct ConcreteDomain {
   V cst(double x) { return x; }
   V cstFrac(int64_t n, int64_t d) { return (double)n / (double)d; }
   V add(V a, V b) { return a + b; }
+  V sum(llvm::ArrayRef<V> xs) {
+    V acc = 0;
+    for (V x : xs)
+      acc += x;
+    return acc;
+  }
   V sub(V a, V b) { return a - b; }
   V mul(V a, V b) { return a * b; }
   V div(V a, V b) { return a / b; }
@@ -245,6 +252,12 @@ struct ExactDomain {
   V cstFrac(int64_t n, int64_t d) {
     return ofRat(sym::Rat(llvm::DynamicAPInt(n), llvm::DynamicAPInt(d)),
                  (double)n / (double)d);
+  }
+  V sum(llvm::ArrayRef<V> xs) {
+    V acc = xs[0];
+    for (size_t i = 1; i < xs.size(); ++i)
+      acc = add(acc, xs[i]);
+    return acc;
   }
   V add(V a, V b) {
     double d = a.d + b.d;

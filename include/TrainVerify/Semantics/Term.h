@@ -141,6 +141,10 @@ public:
   TermId var(llvm::StringRef name, bool isInt = false, bool isBool = false);
 
   TermId add(TermId a, TermId b);
+  /// The sum of `terms` in one merge: linear in their total size, where
+  /// adding them one by one is quadratic in their number (an all-reduce
+  /// over hundreds of ranks).
+  TermId sum(llvm::ArrayRef<TermId> terms);
   TermId sub(TermId a, TermId b) { return add(a, neg(b)); }
   TermId mul(TermId a, TermId b);
   TermId neg(TermId a) { return scale(a, Rat(-1)); }

@@ -426,9 +426,14 @@ template <typename D>
 static Tensor<typename D::V> reduceSum(Evaluator<D> &ev, bool average) {
   Tensor<typename D::V> acc = *ev.in[0];
   int64_t n = ev.in.size();
-  for (int64_t i = 1; i < n; ++i)
-    for (size_t k = 0; k < acc.data.size(); ++k)
-      acc.data[k] = ev.d.add(acc.data[k], ev.in[i]->data[k]);
+  // Each element summed over the members at once (Domains.h: linear in the
+  // terms' size, where a chain of additions is quadratic in n).
+  SmallVector<typename D::V> xs(n);
+  for (size_t k = 0; k < acc.data.size() && n > 1; ++k) {
+    for (int64_t i = 0; i < n; ++i)
+      xs[i] = ev.in[i]->data[k];
+    acc.data[k] = ev.d.sum(xs);
+  }
   if (average)
     for (auto &v : acc.data)
       v = ev.d.divInt(v, n);
