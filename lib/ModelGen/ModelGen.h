@@ -497,7 +497,8 @@ private:
   /// over each group and added. A parameter replicated over tp (a
   /// tensor-parallel duplicate) counts 1/tp on each tp rank.
   struct NormParts {
-    std::vector<std::pair<std::vector<std::string>, std::vector<Val>>> parts;
+    std::vector<std::pair<std::vector<std::string>, std::optional<Val>>>
+        parts;
   };
   /// The sum of `xs` as a balanced tree of additions (a chain over hundreds
   /// of parameters would make each partial sum as large as the whole).

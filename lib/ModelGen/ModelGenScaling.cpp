@@ -137,7 +137,7 @@ Gen::NormParts Gen::normParts() const {
       for (auto &part : np.parts)
         seen |= part.first == g;
       if (!seen)
-        np.parts.push_back({g, {}});
+        np.parts.push_back({g, std::nullopt});
     }
   }
   return np;
@@ -161,10 +161,7 @@ void Gen::addNormPart(Prog &P, NormParts &np, const Buf &b, const Val &g,
   // parameter is a balanced tree).
   for (auto &[k, v] : np.parts)
     if (k == group) {
-      if (v.empty())
-        v.push_back(s);
-      else
-        v[0] = P.add(v[0], s, "grad_sqsum_local");
+      v = v ? P.add(*v, s, "grad_sqsum_local") : s;
       return;
     }
   llvm_unreachable("a gradient outside the configuration's norm groups");
@@ -187,8 +184,7 @@ Val Gen::planSquaredNorm(Prog &P, NormParts &np, const Val &anyGrad) {
   for (auto &[group, local] : np.parts) {
     // Nothing of this rank's counts in this group (no expert on this
     // stage, its owned ranges all padding): zero.
-    Val l = !local.empty()
-                ? local[0]
+    Val l = local ? *local
                 : P.scale(sumSquares(P, anyGrad, "grad_none"), 0.0,
                           "grad_sqsum_local");
     Val r = group.empty() ? l : P.allReduce(l, group, "grad_sqsum_group");
