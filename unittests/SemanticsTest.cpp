@@ -141,6 +141,10 @@ const OpCase kOps[] = {
     %s = tv.add %a, %i : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
     %r = tv.mul %s, %j : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
     tv.output "r", %r : tensor<2x3xf32>)"},
+  {"zeros", R"(%a = tv.input "a" : tensor<2x3xf32>
+    %z = tv.zeros : tensor<2x3xf32>
+    %r = tv.add %a, %z : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+    tv.output "r", %r : tensor<2x3xf32>)"},
   {"mul_grad", R"(%a = tv.input "a" : tensor<2x3xf32>
     %b = tv.input "b" : tensor<2x3xf32>
     %g = tv.input "g" : tensor<2x3xf32>

@@ -386,15 +386,47 @@ void Gen::flatStep(Prog &P) {
     pb.gs = gs;
     if (p.clipGrad <= 0)
       return;
+    // Box by box, as the step reads them: each a box of its parameter's
+    // gradient, which partition reads per parameter (decision 119).
     const int64_t own0 = bk.start + pb.grp->z * shard, own1 = own0 + shard;
     for (const Slot &sl : bk.slots) {
+      const Buf &b = bufs[sl.buf];
       int64_t lo = std::max(own0, sl.start),
               hi = std::min(own1, sl.start + sl.numel);
-      if (lo < hi)
-        addNormPart(P, norm, bufs[sl.buf],
-                    P.slice(gs, {lo - own0}, {hi - lo},
-                            bufs[sl.buf].name + ".grad_own"),
-                    true, bufs[sl.buf].name + ".grad_own");
+      if (lo >= hi)
+        continue;
+      // The tied embedding's copy on the last stage is not counted
+      // (addNormPart).
+      if (tiedCopy(b) && curStage == p.pp - 1)
+        continue;
+      std::vector<std::pair<Shape, Shape>> boxes;
+      flatBoxes(b.shape, lo - sl.start, hi - sl.start, {}, boxes);
+      int64_t off = lo - own0;
+      std::optional<Val> own;
+      for (const auto &[lower, ext] : boxes) {
+        int64_t vol = volume(ext);
+        Val gp = P.reshape(P.slice(gs, {off}, {vol}, b.name + ".grad_own"),
+                           ext, b.name + ".grad_own");
+        Val s = sumSquares(P, gp, b.name + ".grad_own");
+        own = own ? P.add(*own, s, b.name + ".grad_sqsum_own") : s;
+        off += vol;
+      }
+      // A cut: the parameter's squared sum is the sum of its owners'
+      // shares (each tp rank's shard), so the norm's stage reads scalars,
+      // not every rank's boxes. Experts and tp duplicates (norm weights:
+      // vectors) keep their boxes in the norm's stage, where a duplicate
+      // counted on every tp rank is blamed at its share.
+      std::string share;
+      if (b.epDim < 0 && (b.tpDim >= 0 || p.tp == 1)) {
+        share = b.name + ".grad_sqsum_own";
+        auto [it, fresh] = sqsumIndex.try_emplace(b.name, flatLines.size());
+        if (fresh)
+          flatLines.push_back({b.name + ".grad_sqsum", {}, {}, {{}}, 1});
+        for (int64_t t = 0; t < p.tp; ++t)
+          flatLines[it->second].groups[0].push_back(
+              {share, rankOf(dd, curStage, c, t)});
+      }
+      addNormSum(P, norm, b, *own, true, b.name + ".grad_own", share);
     }
   };
   // The optimizer step on each box of a parameter this rank owns; the
@@ -447,7 +479,7 @@ void Gen::flatStep(Prog &P) {
     // A rank whose range is all padding contributes nothing to a
     // parameter.
     if (!upd)
-      upd = P.scale(gs, 0.0, bn + "_param_shard");
+      upd = P.zeros({shard}, bn + "_param_shard");
     pb.param = n > 1 ? P.allGather(*upd, 0, n, pb.grp->axes, bn + "_param",
                                    p.overlapParam)
                      : *upd;

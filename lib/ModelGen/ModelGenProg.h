@@ -170,6 +170,11 @@ public:
           {&r});
     return r;
   }
+  Val zeros(Shape s, StringRef hint) {
+    Val r = fresh(hint, s);
+    place(ZerosOp::create(b, loc(), type(r)), {&r});
+    return r;
+  }
   Val allReduce(const Val &x, ArrayRef<std::string> axes, StringRef hint) {
     Val r = fresh(hint, x.s, x.et);
     place(AllReduceOp::create(b, loc(), type(r), x.v, ReduceKind::sum,

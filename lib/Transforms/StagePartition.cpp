@@ -276,7 +276,10 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
 
 LogicalResult Partitioner::run() {
   beginPhase("partition", 0); // its stage count follows collect()
-  if (failed(ssaCanonicalize(module)) || failed(collect()))
+  if (failed(ssaCanonicalize(module)))
+    return failure();
+  readFlatBuffersPerParameter(module);
+  if (failed(collect()))
     return failure();
 
   // One stage per computed spec tensor with a lineage, emitted as soon as

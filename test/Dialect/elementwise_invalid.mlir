@@ -455,3 +455,10 @@ tv.spec @s {
   // expected-error @+1 {{'tv.iota' op offset -2 is negative}}
   %0 = tv.iota dim 0 offset -2 : tensor<2x3xf32>
 }
+
+// -----
+
+tv.spec @s {
+  // expected-error @+1 {{'tv.zeros' op result #0 must be ranked tensor of floating-point values, but got 'tensor<2x3xi32>'}}
+  %0 = tv.zeros : tensor<2x3xi32>
+}

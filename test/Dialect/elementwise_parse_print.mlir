@@ -101,6 +101,7 @@ tv.spec @scalar_types {
 // CHECK:         tv.tanh %[[X]] {mb = 0 : i64} : tensor<2x3xf32>
 // CHECK:         tv.abs %[[X]] : tensor<2x3xf32>
 // CHECK:         tv.iota dim 1 offset 4 : tensor<2x3xf32>
+// CHECK:         tv.zeros : tensor<2x3xf32>
 tv.spec @unary_ops {
   %x = tv.input "x" : tensor<2x3xf32>
   %0 = tv.neg %x : tensor<2x3xf32>
@@ -115,6 +116,7 @@ tv.spec @unary_ops {
   %9 = tv.tanh %x {mb = 0} : tensor<2x3xf32>
   %10 = tv.abs %x : tensor<2x3xf32>
   %11 = tv.iota dim 1 offset 4 : tensor<2x3xf32>
+  %12 = tv.zeros : tensor<2x3xf32>
 }
 
 // Unary ops on rank-0 and half-precision tensors.

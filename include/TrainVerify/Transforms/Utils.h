@@ -26,6 +26,11 @@ LogicalResult ssaCanonicalize(ModuleOp module);
 /// the racy op and the wait, the verdict Wrong, failure (decision 111).
 LogicalResult lowerAsyncOps(Block &block);
 constexpr llvm::StringLiteral kCanonicalAttrName = "tv.canonical";
+/// States each flat buffer's reduce-scatter and all-gather (Megatron's
+/// distributed optimizer) per parameter, where that is exactly the same
+/// program (FlatBuffers.cpp, decision 119); partition runs it so that a
+/// parameter's stage holds that parameter only.
+void readFlatBuffersPerParameter(ModuleOp module);
 
 /// The elements of every tensor that running `root` (a stage, or a spec and
 /// a plan) holds: each op result and block argument once per rank that runs

@@ -240,6 +240,14 @@ template <typename D> static EvalStatus evaluate(IotaOp op, Evaluator<D> &ev) {
   return std::nullopt;
 }
 TV_EVALUATE_BY_TEMPLATE(IotaOp)
+template <typename D> static EvalStatus evaluate(ZerosOp, Evaluator<D> &ev) {
+  Tensor<typename D::V> res = ev.make(ev.result());
+  for (auto &x : res.data)
+    x = ev.d.cst(0.0);
+  ev.out.push_back(std::move(res));
+  return std::nullopt;
+}
+TV_EVALUATE_BY_TEMPLATE(ZerosOp)
 TV_UNARY(CopyOp, x)
 #undef TV_UNARY
 
@@ -369,6 +377,7 @@ OpStructure IotaOp::getStructure(unsigned) {
   return s;
 }
 TV_ELEMENTWISE(CopyOp)
+TV_ELEMENTWISE(ZerosOp)
 TV_ELEMENTWISE(ExpGradOp)
 TV_ELEMENTWISE(LogGradOp)
 TV_ELEMENTWISE(SqrtGradOp)

@@ -160,6 +160,19 @@ def TV_IotaOp : TV_ComputeOp<"iota", [
   let hasVerifier = 1;
 }
 
+def TV_ZerosOp : TV_ComputeOp<"zeros", [
+      DeclareOpInterfaceMethods<TV_StructuredOpInterface>,
+      Pure]> {
+  let summary = "A tensor of zeros";
+  let description = [{
+    Every element is zero. A rank's share of a collective it has nothing to
+    add to: when a flat parameter buffer's all-gather is read per parameter
+    (decision 119), a rank that owns no part of a parameter adds zeros.
+  }];
+  let results = (outs TV_FloatTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
 class TV_UnaryGradOp<string mnemonic, string sem>
     : TV_ComputeOp<mnemonic # "_grad", [
       DeclareOpInterfaceMethods<TV_StructuredOpInterface>,

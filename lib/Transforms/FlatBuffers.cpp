@@ -1,0 +1,504 @@
+//===- FlatBuffers.cpp - a flat buffer's collectives read per parameter ---===//
+//
+// Megatron's distributed optimizer (decision 77) packs a bucket's gradients
+// into one flat buffer, reduce-scatters it, steps each rank's owned range
+// and all-gathers the parameter buffer, of which each parameter is a view.
+// As written, every parameter's stage holds the whole bucket: tens of
+// millions of elements at real size, in one flat dimension that shape
+// reduction cannot shrink. Partition first states the same program per
+// parameter (decision 119), exactly:
+//
+//  * A reduce-scatter of sum_k place(g_k, o_k) (tv.slice_grad of 1-D values
+//    at disjoint offsets) gives the member of group index z the chunk
+//    [zS, zS + S). Its read [a, a + L) (through elementwise ops with a
+//    scalar) is, when [zS + a, zS + a + L) lies inside one g_k's range, the
+//    all-reduce of g_k read there: a box of g_k when the run is one.
+//  * An all-gather of sum_k place(b_k, q_k) read at [v, v + n) is the
+//    all-reduce of every member's pieces inside [v, v + n), placed where
+//    they land (zeros from a member with none).
+//
+// The first needs every member to pack the same layout; the second, every
+// piece inside or outside each range read. Members are the collective's
+// members in the schedule (the k-th collective on a group), and one op of
+// a program can stand for several: all ops linked that way are rewritten
+// together or not at all. Where anything differs (a bug of offsets, an
+// unknown reader), the collective stays as written: the rewrite changes
+// how a plan is cut, never what it means (docs/soundness.md).
+//
+//===----------------------------------------------------------------------===//
+#include "TrainVerify/Analysis/PlanSchedule.h"
+#include "TrainVerify/Transforms/Utils.h"
+
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/MapVector.h"
+#include <map>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::tv;
+
+namespace {
+
+/// A 1-D value placed into a flat buffer at `offset`; `source` is the value
+/// flattened into it (the placed value itself when it is not a reshape).
+struct Piece {
+  int64_t offset, length;
+  Value flat, source;
+};
+
+/// A row-major run as a box: start and shape.
+struct Box {
+  SmallVector<int64_t> start, shape;
+};
+
+/// `v` as a sum of 1-D values placed into zeros at disjoint ranges (and
+/// zeros), in order of offset.
+std::optional<SmallVector<Piece>> packing(Value v) {
+  auto ty = dyn_cast<RankedTensorType>(v.getType());
+  if (!ty || ty.getRank() != 1)
+    return std::nullopt;
+  SmallVector<Piece> out;
+  SmallVector<Value> stack{v};
+  while (!stack.empty()) {
+    Value cur = stack.pop_back_val();
+    Operation *def = cur.getDefiningOp();
+    if (auto add = dyn_cast_or_null<AddOp>(def)) {
+      if (add.getLhs().getType() != ty || add.getRhs().getType() != ty)
+        return std::nullopt;
+      stack.push_back(add.getRhs());
+      stack.push_back(add.getLhs());
+      continue;
+    }
+    // Zeros place nothing (a rank whose range is all padding).
+    if (isa_and_nonnull<ZerosOp>(def) && cur.getType() == ty)
+      continue;
+    auto sg = dyn_cast_or_null<SliceGradOp>(def);
+    if (!sg || sg.getType() != ty)
+      return std::nullopt;
+    auto inTy = cast<RankedTensorType>(sg.getGrad().getType());
+    if (inTy.getRank() != 1)
+      return std::nullopt;
+    Value source = sg.getGrad();
+    if (auto r = source.getDefiningOp<ReshapeOp>())
+      source = r.getInput();
+    out.push_back({sg.getStart()[0], inTy.getDimSize(0), sg.getGrad(), source});
+  }
+  llvm::sort(out, [](const Piece &a, const Piece &b) {
+    return a.offset < b.offset;
+  });
+  for (size_t i = 1; i < out.size(); ++i)
+    if (out[i - 1].offset + out[i - 1].length > out[i].offset)
+      return std::nullopt;
+  return out;
+}
+
+/// The box that the row-major run [off, off + len) of a tensor of shape
+/// `dims` is, if it is one (leading ones, one partial dimension, whole
+/// trailing dimensions).
+std::optional<Box> runAsBox(ArrayRef<int64_t> dims, int64_t off, int64_t len) {
+  int64_t total = 1;
+  for (int64_t d : dims)
+    total *= d;
+  if (dims.empty() || len <= 0 || off < 0 || off + len > total)
+    return std::nullopt;
+  SmallVector<int64_t> strides = computeSuffixProduct(dims);
+  SmallVector<int64_t> start = delinearize(off, strides);
+  for (size_t p = 0; p < dims.size(); ++p) {
+    if (len % strides[p])
+      continue;
+    bool ok = start[p] + len / strides[p] <= dims[p];
+    for (size_t j = p + 1; j < dims.size() && ok; ++j)
+      ok = start[j] == 0;
+    if (!ok)
+      continue;
+    Box box{start, SmallVector<int64_t>(dims.size(), 1)};
+    box.shape[p] = len / strides[p];
+    for (size_t j = p + 1; j < dims.size(); ++j)
+      box.shape[j] = dims[j];
+    return box;
+  }
+  return std::nullopt;
+}
+
+/// An elementwise op of `x` and scalars only, of x's type.
+bool scalarElementwise(Operation *op, Value x) {
+  if (op->getNumResults() != 1 || op->getResult(0).getType() != x.getType())
+    return false;
+  if (isa<ScaleOp, DivScalarOp, AddScalarOp, SubScalarOp, RSubScalarOp,
+          PowOp, NegOp, CopyOp>(op))
+    return op->getNumOperands() == 1;
+  auto isScalar = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getRank() == 0;
+  };
+  if (auto mul = dyn_cast<MulOp>(op))
+    return (mul.getLhs() == x && mul.getRhs() != x && isScalar(mul.getRhs())) ||
+           (mul.getRhs() == x && mul.getLhs() != x && isScalar(mul.getLhs()));
+  if (auto div = dyn_cast<DivOp>(op))
+    return div.getLhs() == x && div.getRhs() != x && isScalar(div.getRhs());
+  return false;
+}
+
+/// A 1-D slice of a collective's result, reached through `chain`
+/// (elementwise ops with scalars, nearest the collective first).
+struct Read {
+  mutable SliceOp slice;
+  SmallVector<Operation *> chain;
+  int64_t start() const { return slice.getStart()[0]; }
+  int64_t length() const {
+    return cast<RankedTensorType>(slice.getType()).getDimSize(0);
+  }
+};
+
+/// Every reader of `v`, or nothing when one is not a read.
+std::optional<SmallVector<Read>> readsOf(Value v, bool throughScalars) {
+  SmallVector<Read> out;
+  SmallVector<std::pair<Value, SmallVector<Operation *>>> work{{v, {}}};
+  while (!work.empty()) {
+    auto [cur, chain] = work.pop_back_val();
+    for (Operation *user : cur.getUsers()) {
+      if (auto sl = dyn_cast<SliceOp>(user)) {
+        if (sl.getInput() != cur ||
+            cast<RankedTensorType>(sl.getType()).getRank() != 1)
+          return std::nullopt;
+        out.push_back({sl, chain});
+      } else if (throughScalars && scalarElementwise(user, cur)) {
+        SmallVector<Operation *> next = chain;
+        next.push_back(user);
+        work.push_back({user->getResult(0), std::move(next)});
+      } else {
+        return std::nullopt;
+      }
+    }
+  }
+  return out;
+}
+
+/// The member a program's op is in a collective: its group index, the same
+/// for every rank the op stands for.
+struct Member {
+  Operation *op;
+  int64_t index = -1;
+  bool consistent = true;
+};
+
+/// The value a rewritten read gives, in place of the slice: `base` (a box
+/// or a 1-D run of the per-parameter collective) through copies of the
+/// read's chain; the slice's readers that reshape it to that box read the
+/// box itself.
+void replaceRead(OpBuilder &b, const Read &read, Value base, Value old,
+                 SmallVectorImpl<Operation *> &dead) {
+  b.setInsertionPoint(read.slice);
+  Value cur = base;
+  for (Operation *op : read.chain) {
+    IRMapping map;
+    map.map(old, cur);
+    Operation *copy = b.clone(*op, map);
+    copy->getResult(0).setType(cur.getType());
+    old = op->getResult(0);
+    cur = copy->getResult(0);
+  }
+  Value flat;
+  for (OpOperand &use :
+       llvm::make_early_inc_range(read.slice.getResult().getUses())) {
+    auto reshape = dyn_cast<ReshapeOp>(use.getOwner());
+    if (reshape && reshape.getType() == cur.getType()) {
+      reshape.getResult().replaceAllUsesWith(cur);
+      dead.push_back(reshape);
+      continue;
+    }
+    if (!flat)
+      flat = cur.getType() == read.slice.getType()
+                 ? cur
+                 : ReshapeOp::create(b, read.slice.getLoc(),
+                                     read.slice.getType(), cur)
+                       .getResult();
+    use.set(flat);
+  }
+}
+
+class Rewriter {
+public:
+  explicit Rewriter(const PlanSchedule &s) : schedule(s) {}
+  void run();
+
+private:
+  /// Ops linked by membership in one collective, of one kind.
+  std::vector<std::vector<Member>> components(StringRef kind);
+  bool reduceScatter(ArrayRef<Member> members);
+  bool allGather(ArrayRef<Member> members);
+  void erase();
+
+  const PlanSchedule &schedule;
+  /// Ops whose results are no longer read, to erase with what only they
+  /// read.
+  SmallVector<Operation *> dead;
+};
+
+std::vector<std::vector<Member>> Rewriter::components(StringRef kind) {
+  llvm::EquivalenceClasses<Operation *> linked;
+  llvm::MapVector<Operation *, Member> members;
+  for (const PlanStep &step : schedule.steps) {
+    if (step.kind != PlanStep::Collective || step.members.empty() ||
+        step.members.front().second->getName().getStringRef() != kind)
+      continue;
+    Operation *first = step.members.front().second;
+    for (auto [index, member] : llvm::enumerate(step.members)) {
+      Operation *op = member.second;
+      linked.unionSets(first, op);
+      auto [it, fresh] = members.try_emplace(op, Member{op, int64_t(index)});
+      if (!fresh && it->second.index != int64_t(index))
+        it->second.consistent = false;
+    }
+  }
+  std::map<Operation *, std::vector<Member>> byLeader;
+  std::vector<Operation *> order;
+  for (auto &[op, m] : members) {
+    Operation *leader = linked.getLeaderValue(op);
+    auto &list = byLeader[leader];
+    if (list.empty())
+      order.push_back(leader);
+    list.push_back(m);
+  }
+  std::vector<std::vector<Member>> out;
+  for (Operation *leader : order)
+    out.push_back(std::move(byLeader[leader]));
+  return out;
+}
+
+bool Rewriter::reduceScatter(ArrayRef<Member> members) {
+  struct Plan {
+    ReduceScatterOp op;
+    int64_t index, chunk;
+    SmallVector<Piece> pieces;
+    SmallVector<Read> reads;
+    SmallVector<size_t> pieceOf; // per read
+  };
+  std::vector<Plan> plans;
+  for (const Member &m : members) {
+    auto rs = cast<ReduceScatterOp>(m.op);
+    auto outTy = cast<RankedTensorType>(rs.getType());
+    if (!m.consistent || rs.getDim() != 0 || outTy.getRank() != 1)
+      return false;
+    auto pieces = packing(rs.getInput());
+    auto reads = readsOf(rs.getResult(), /*throughScalars=*/true);
+    if (!pieces || !reads)
+      return false;
+    plans.push_back({rs, m.index, outTy.getDimSize(0), std::move(*pieces),
+                     std::move(*reads), {}});
+  }
+  // One layout: the same ranges of the same shapes on every member.
+  const SmallVector<Piece> &layout = plans.front().pieces;
+  for (const Plan &p : plans) {
+    if (p.pieces.size() != layout.size())
+      return false;
+    for (auto [a, b] : llvm::zip(p.pieces, layout))
+      if (a.offset != b.offset || a.length != b.length ||
+          a.source.getType() != b.source.getType())
+        return false;
+  }
+  // Each read inside one piece; a piece read as boxes of its source, or
+  // flat when one of its reads is not a box.
+  std::vector<char> read(layout.size(), 0), boxed(layout.size(), 1);
+  for (Plan &p : plans)
+    for (const Read &r : p.reads) {
+      int64_t at = p.index * p.chunk + r.start();
+      auto it = llvm::upper_bound(layout, at, [](int64_t x, const Piece &pc) {
+        return x < pc.offset;
+      });
+      if (it == layout.begin())
+        return false;
+      size_t k = std::prev(it) - layout.begin();
+      if (at + r.length() > layout[k].offset + layout[k].length)
+        return false;
+      p.pieceOf.push_back(k);
+      read[k] = 1;
+      auto srcTy = cast<RankedTensorType>(layout[k].source.getType());
+      if (!runAsBox(srcTy.getShape(), at - layout[k].offset, r.length()))
+        boxed[k] = 0;
+    }
+
+  for (Plan &p : plans) {
+    OpBuilder b(p.op);
+    SmallVector<Value> reduced(layout.size());
+    for (size_t k = 0; k < layout.size(); ++k) {
+      if (!read[k])
+        continue;
+      Value in = boxed[k] ? p.pieces[k].source : p.pieces[k].flat;
+      reduced[k] = AllReduceOp::create(b, p.op.getLoc(), in.getType(), in,
+                                       p.op.getKind(), p.op.getAxesAttr(),
+                                       p.op.getRankGroupsAttr());
+    }
+    for (auto [r, k] : llvm::zip(p.reads, p.pieceOf)) {
+      int64_t off = p.index * p.chunk + r.start() - layout[k].offset;
+      auto inTy = cast<RankedTensorType>(reduced[k].getType());
+      b.setInsertionPoint(r.slice);
+      Value base;
+      if (boxed[k]) {
+        Box box = *runAsBox(inTy.getShape(), off, r.length());
+        base = SliceOp::create(b, r.slice.getLoc(),
+                               RankedTensorType::get(box.shape,
+                                                     inTy.getElementType()),
+                               reduced[k], b.getDenseI64ArrayAttr(box.start));
+      } else {
+        base = SliceOp::create(b, r.slice.getLoc(), r.slice.getType(),
+                               reduced[k], b.getDenseI64ArrayAttr({off}));
+      }
+      replaceRead(b, r, base, p.op.getResult(), dead);
+      dead.push_back(r.slice);
+      llvm::append_range(dead, r.chain);
+    }
+    dead.push_back(p.op);
+  }
+  return true;
+}
+
+bool Rewriter::allGather(ArrayRef<Member> members) {
+  struct Plan {
+    AllGatherOp op;
+    int64_t index, chunk;
+    SmallVector<Piece> pieces;
+    SmallVector<Read> reads;
+  };
+  std::vector<Plan> plans;
+  // Every range read by any member, with the shape its readers give it.
+  std::map<std::pair<int64_t, int64_t>, SmallVector<int64_t>> views;
+  for (const Member &m : members) {
+    auto ag = cast<AllGatherOp>(m.op);
+    auto inTy = cast<RankedTensorType>(ag.getInput().getType());
+    if (!m.consistent || ag.getDim() != 0 || inTy.getRank() != 1)
+      return false;
+    if (auto order = ag.getOrder())
+      for (auto [i, o] : llvm::enumerate(*order))
+        if (o != int64_t(i))
+          return false;
+    auto pieces = packing(ag.getInput());
+    auto reads = readsOf(ag.getResult(), /*throughScalars=*/false);
+    if (!pieces || !reads)
+      return false;
+    for (const Read &r : *reads) {
+      SmallVector<int64_t> &shape = views[{r.start(), r.length()}];
+      for (Operation *user : r.slice->getUsers())
+        if (auto reshape = dyn_cast<ReshapeOp>(user); reshape && shape.empty())
+          shape.assign(cast<RankedTensorType>(reshape.getType())
+                           .getShape()
+                           .begin(),
+                       cast<RankedTensorType>(reshape.getType())
+                           .getShape()
+                           .end());
+    }
+    plans.push_back({ag, m.index, inTy.getDimSize(0), std::move(*pieces),
+                     std::move(*reads)});
+  }
+  // Each member's pieces inside or outside each range; a range read as its
+  // readers' shape when every piece in it is a box of that shape.
+  for (auto &[range, shape] : views) {
+    auto [v, n] = range;
+    if (shape.empty())
+      shape.push_back(n);
+    bool boxes = true;
+    for (const Plan &p : plans)
+      for (const Piece &pc : p.pieces) {
+        int64_t at = p.index * p.chunk + pc.offset;
+        if (at + pc.length <= v || at >= v + n)
+          continue;
+        if (at < v || at + pc.length > v + n)
+          return false;
+        boxes = boxes && runAsBox(shape, at - v, pc.length).has_value();
+      }
+    if (!boxes)
+      shape.assign({n});
+  }
+
+  for (Plan &p : plans) {
+    OpBuilder b(p.op);
+    Location loc = p.op.getLoc();
+    Type elem = cast<RankedTensorType>(p.op.getType()).getElementType();
+    std::map<std::pair<int64_t, int64_t>, Value> gathered;
+    for (auto &[range, shape] : views) {
+      auto [v, n] = range;
+      auto ty = RankedTensorType::get(shape, elem);
+      Value sum;
+      for (const Piece &pc : p.pieces) {
+        int64_t at = p.index * p.chunk + pc.offset;
+        if (at < v || at + pc.length > v + n)
+          continue;
+        Box box = *runAsBox(shape, at - v, pc.length);
+        auto boxTy = RankedTensorType::get(box.shape, elem);
+        Value val = pc.source.getType() == boxTy
+                        ? pc.source
+                        : ReshapeOp::create(b, loc, boxTy, pc.flat).getResult();
+        Value placed = SliceGradOp::create(b, loc, ty, val,
+                                           b.getDenseI64ArrayAttr(box.start));
+        sum = sum ? AddOp::create(b, loc, ty, sum, placed).getResult() : placed;
+      }
+      if (!sum)
+        sum = ZerosOp::create(b, loc, ty);
+      gathered[range] = AllReduceOp::create(b, loc, ty, sum, ReduceKind::sum,
+                                            p.op.getAxesAttr(),
+                                            p.op.getRankGroupsAttr());
+    }
+    for (const Read &r : p.reads) {
+      replaceRead(b, r, gathered.at({r.start(), r.length()}), p.op.getResult(),
+                  dead);
+      dead.push_back(r.slice);
+    }
+    dead.push_back(p.op);
+  }
+  return true;
+}
+
+void Rewriter::erase() {
+  SmallVector<Operation *> work(dead.rbegin(), dead.rend());
+  llvm::DenseSet<Operation *> erased;
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (erased.contains(op) || !op->use_empty())
+      continue;
+    if (!isPure(op) && !isa<ReduceScatterOp, AllGatherOp>(op))
+      continue;
+    for (Value in : op->getOperands())
+      if (Operation *def = in.getDefiningOp())
+        work.push_back(def);
+    erased.insert(op);
+    op->erase();
+  }
+}
+
+void Rewriter::run() {
+  for (auto &component : components(ReduceScatterOp::getOperationName()))
+    (void)reduceScatter(component);
+  for (auto &component : components(AllGatherOp::getOperationName()))
+    (void)allGather(component);
+  erase();
+}
+
+} // namespace
+
+void mlir::tv::readFlatBuffersPerParameter(ModuleOp module) {
+  // Most plans have no flat buffer: nothing to schedule.
+  auto packed = [](Value v) {
+    return isa_and_nonnull<AddOp, SliceGradOp, ZerosOp>(v.getDefiningOp()) &&
+           cast<RankedTensorType>(v.getType()).getRank() == 1;
+  };
+  bool any = false;
+  module.walk([&](Operation *op) {
+    if (isa<ReduceScatterOp, AllGatherOp>(op) && packed(op->getOperand(0)))
+      any = true;
+  });
+  if (!any)
+    return;
+  module.walk([&](PlanOp plan) {
+    // A plan that cannot be scheduled is diagnosed by partition itself.
+    FailureOr<PlanSchedule> schedule = [&] {
+      ScopedDiagnosticHandler quiet(module.getContext(),
+                                    [](Diagnostic &) { return success(); });
+      return PlanSchedule::build(plan, /*localSteps=*/false);
+    }();
+    if (succeeded(schedule))
+      Rewriter(*schedule).run();
+  });
+}
