@@ -318,10 +318,6 @@ private:
   /// embedding's copies on the first and last stage).
   std::vector<FlatLineage> flatStmts;
   std::map<std::string, size_t> flatStmtIndex;
-  /// Under the distributed optimizer with clipping, the statement (in
-  /// flatLines) of each parameter's squared sum: the sum of every owner
-  /// rank's squared sum of its boxes (decision 119).
-  std::map<std::string, size_t> sqsumIndex;
   void lineages(OpBuilder &b, int64_t &line);
 
   int64_t rankOf(int64_t d, int64_t s, int64_t c, int64_t t) const {
@@ -511,11 +507,9 @@ private:
   std::vector<std::string> normGroup(bool expert, bool dpSharded) const;
   void addNormPart(Prog &P, NormParts &np, const Buf &b, const Val &g,
                    bool dpSharded, const std::string &hint);
-  /// addNormPart of a squared sum already taken; `tagAs` names its share
-  /// (after a duplicate's 1/tp), when given.
+  /// addNormPart of a squared sum already taken.
   void addNormSum(Prog &P, NormParts &np, const Buf &b, Val s,
-                  bool dpSharded, const std::string &hint,
-                  const std::string &tagAs = "");
+                  bool dpSharded, const std::string &hint);
   Val planSquaredNorm(Prog &P, NormParts &np, const Val &anyGrad);
   /// The size of a mesh axis.
   int64_t axisSize(const std::string &axis) const;

@@ -411,22 +411,7 @@ void Gen::flatStep(Prog &P) {
         own = own ? P.add(*own, s, b.name + ".grad_sqsum_own") : s;
         off += vol;
       }
-      // A cut: the parameter's squared sum is the sum of its owners'
-      // shares (each tp rank's shard), so the norm's stage reads scalars,
-      // not every rank's boxes. Experts and tp duplicates (norm weights:
-      // vectors) keep their boxes in the norm's stage, where a duplicate
-      // counted on every tp rank is blamed at its share.
-      std::string share;
-      if (b.epDim < 0 && (b.tpDim >= 0 || p.tp == 1)) {
-        share = b.name + ".grad_sqsum_own";
-        auto [it, fresh] = sqsumIndex.try_emplace(b.name, flatLines.size());
-        if (fresh)
-          flatLines.push_back({b.name + ".grad_sqsum", {}, {}, {{}}, 1});
-        for (int64_t t = 0; t < p.tp; ++t)
-          flatLines[it->second].groups[0].push_back(
-              {share, rankOf(dd, curStage, c, t)});
-      }
-      addNormSum(P, norm, b, *own, true, b.name + ".grad_own", share);
+      addNormSum(P, norm, b, *own, true, b.name + ".grad_own");
     }
   };
   // The optimizer step on each box of a parameter this rank owns; the

@@ -81,12 +81,8 @@ void Gen::spec(OpBuilder &b, int64_t &line) {
   std::optional<Val> factor;
   if (p.clipGrad > 0) {
     std::vector<Val> sq;
-    for (auto &[name, g] : specGrads) {
+    for (auto &[name, g] : specGrads)
       sq.push_back(sumSquares(P, g, name + "_grad"));
-      // The distributed optimizer's cut (decision 119).
-      if (p.distOpt)
-        P.tag(name + ".grad_sqsum", sq.back());
-    }
     factor = clipFactor(P, sumTree(P, sq, "grad_sqsum"));
   }
   if (p.zero || p.adam || p.distOpt || factor) {

@@ -154,16 +154,13 @@ void Gen::addNormPart(Prog &P, NormParts &np, const Buf &b, const Val &g,
 }
 
 void Gen::addNormSum(Prog &P, NormParts &np, const Buf &b, Val s,
-                     bool dpSharded, const std::string &hint,
-                     const std::string &tagAs) {
+                     bool dpSharded, const std::string &hint) {
   std::vector<std::string> group = normGroup(b.epDim >= 0, dpSharded);
   // A tensor-parallel duplicate (replicated over tp): Megatron counts it on
   // tp rank 0 only (param_is_not_tensor_parallel_duplicate); each tp rank
   // counting 1/tp of it is the same sum, without a branch on the rank.
   if (b.tpDim < 0 && p.tp > 1)
     s = P.scale(s, 1.0 / (double)p.tp, hint + "_tp_duplicate");
-  if (!tagAs.empty())
-    P.tag(tagAs, s);
   // Added as they come (a rank's own parameters; the spec's sum over every
   // parameter is a balanced tree).
   for (auto &[k, v] : np.parts)
