@@ -63,6 +63,8 @@ row "tiny-llama dp2 tp2 pp2 mb2, distributed optimizer (flat buckets), Adam" tin
 row "tiny-llama dp2 tp2 pp2 mb2, distributed optimizer, bug flat-shard-misowned rank=5" tiny-llama "dp=2 tp=2 pp=2 mb=2" "" 900 "--distributed-optimizer --optimizer adam" "bug=flat-shard-misowned rank=5"
 row "llama3.2-1b dp2 tp2, 1 layer, distributed optimizer (full-size buckets)" llama3.2-1b "dp=2 tp=2" 1 900 "--distributed-optimizer"
 if [ $quick = 0 ]; then
+  row "llama3-8b dp8 tp2, distributed optimizer, Adam (full size)" llama3-8b "dp=8 tp=2" "" 900 "--distributed-optimizer --optimizer adam"
+  row "llama3-70b dp16 tp8 pp4 mb32, distributed optimizer, overlapped, dynamic loss scale" llama3-70b "dp=16 tp=8 pp=4 mb=32" "" 900 "--distributed-optimizer --overlap-grad-reduce --overlap-param-gather --loss-scale dynamic"
   row "llama3-8b dp512" llama3-8b "dp=512" ""
   row "llama3-8b dp512, bug rank-scale rank=301 layer=17" llama3-8b "dp=512" "" 900 "" "bug=rank-scale rank=301 layer=17"
   row "llama3-8b dp64 tp8, 8 layers" llama3-8b "dp=64 tp=8" 8
