@@ -132,8 +132,9 @@ size_t count(ModuleOp module, StringRef opName) {
 struct FlatBuffers : ::testing::Test {
   MLIRContext ctx;
   /// Parses `text` twice, rewrites one copy and checks that both compute
-  /// the same outputs on every rank; returns the rewritten module.
-  OwningOpRef<ModuleOp> check(const std::string &text) {
+  /// the same `outputs` on every rank (5 for planText: a.new and b.new on
+  /// each rank, norm on rank 1); returns the rewritten module.
+  OwningOpRef<ModuleOp> check(const std::string &text, size_t outputs = 5) {
     ctx.loadDialect<TVDialect>();
     OwningOpRef<ModuleOp> before = parseSourceString<ModuleOp>(text, &ctx);
     OwningOpRef<ModuleOp> after = parseSourceString<ModuleOp>(text, &ctx);
@@ -144,7 +145,7 @@ struct FlatBuffers : ::testing::Test {
     EXPECT_TRUE(succeeded(mlir::verify(*after)));
     for (uint64_t seed : {1u, 2u, 3u}) {
       Outputs x = run(*before, seed), y = run(*after, seed);
-      EXPECT_EQ(x.size(), 5u); // a.new and b.new on each rank, norm on rank 1
+      EXPECT_EQ(x.size(), outputs);
       EXPECT_EQ(x.size(), y.size());
       for (auto &[key, values] : x) {
         EXPECT_TRUE(y.count(key)) << key.second << " on rank " << key.first;
@@ -190,6 +191,58 @@ TEST_F(FlatBuffers, LayoutsThatDifferStayFlat) {
   // reading is the same program.
   auto m = check(planText("13", "0", "12"));
   EXPECT_EQ(count(*m, "tv.reduce_scatter"), 2u);
+}
+
+/// A tied embedding's bucket: a 3x4 parameter `e` in a 16-element bucket
+/// on two pipeline stages (mesh dp x pp), reduce-scattered over dp, then
+/// summed over pp (the embedding group) before the owned ranges are read:
+/// dp rank 0 owns rows 0-1, dp rank 1 row 2. `read10` is what rank 1
+/// (dp 0, pp 1) reads instead of rank 0's range.
+std::string tiedText(const std::string &read10) {
+  auto prog = [](int rank, const std::string &read) {
+    return "    tv.rank_program [" + std::to_string(rank) + R"(] {
+      %g = tv.input "g" : tensor<3x4xf32>
+      %f = tv.reshape %g : tensor<3x4xf32> -> tensor<12xf32>
+      %p = tv.slice_grad %f start [0] : tensor<12xf32> -> tensor<16xf32>
+      %rs = tv.reduce_scatter %p dim 0 {axes = ["dp"]} : tensor<16xf32> -> tensor<8xf32>
+      %e = tv.all_reduce sum %rs {axes = ["pp"]} : tensor<8xf32> -> tensor<8xf32>
+)" + read + R"(
+    }
+)";
+  };
+  std::string own0 = R"(
+      %o = tv.slice %e start [0] : tensor<8xf32> -> tensor<8xf32>
+      %b = tv.reshape %o : tensor<8xf32> -> tensor<2x4xf32>
+      tv.output "own", %b : tensor<2x4xf32>)";
+  std::string own1 = R"(
+      %o = tv.slice %e start [0] : tensor<8xf32> -> tensor<4xf32>
+      %b = tv.reshape %o : tensor<4xf32> -> tensor<1x4xf32>
+      tv.output "own", %b : tensor<1x4xf32>)";
+  return R"(
+  tv.mesh @mesh axes ["dp", "pp"] sizes [2, 2]
+  tv.plan @plan mesh @mesh micro_batches 1 {
+)" + prog(0, own0) +
+         prog(1, read10.empty() ? own0 : read10) + prog(2, own1) +
+         prog(3, own1) + "  }";
+}
+
+TEST_F(FlatBuffers, TiedEmbeddingReadsTheSameRangesOnBothStages) {
+  auto m = check(tiedText(""), 4);
+  // Each read became the per-parameter all-reduce over dp, then its box
+  // summed over pp.
+  EXPECT_EQ(count(*m, "tv.reduce_scatter"), 0u);
+  EXPECT_EQ(count(*m, "tv.all_reduce"), 8u);
+}
+
+TEST_F(FlatBuffers, TiedEmbeddingReadDifferentlyStaysFlat) {
+  // Rank 1 reads another range than its embedding-group peer, rank 0: a
+  // slice does not commute with their all-reduce.
+  auto m = check(tiedText(R"(
+      %o = tv.slice %e start [1] : tensor<8xf32> -> tensor<4xf32>
+      %b = tv.reshape %o : tensor<4xf32> -> tensor<1x4xf32>
+      tv.output "own", %b : tensor<1x4xf32>)"),
+                 4);
+  EXPECT_EQ(count(*m, "tv.reduce_scatter"), 4u);
 }
 
 } // namespace

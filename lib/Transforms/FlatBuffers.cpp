@@ -77,7 +77,18 @@ std::optional<SmallVector<Piece>> packing(Value v) {
     if (isa_and_nonnull<ZerosOp>(def) && cur.getType() == ty)
       continue;
     auto sg = dyn_cast_or_null<SliceGradOp>(def);
-    if (!sg || sg.getType() != ty)
+    if (!sg) {
+      // Any other value is one piece over the whole buffer (a bucket that
+      // is one parameter, its identity placement folded away).
+      if (cur.getType() != ty)
+        return std::nullopt;
+      Value source = cur;
+      if (auto r = cur.getDefiningOp<ReshapeOp>())
+        source = r.getInput();
+      out.push_back({0, ty.getDimSize(0), cur, source});
+      continue;
+    }
+    if (sg.getType() != ty)
       return std::nullopt;
     auto inTy = cast<RankedTensorType>(sg.getGrad().getType());
     if (inTy.getRank() != 1)
@@ -142,16 +153,26 @@ bool scalarElementwise(Operation *op, Value x) {
   return false;
 }
 
-/// A 1-D slice of a collective's result, reached through `chain`
-/// (elementwise ops with scalars, nearest the collective first).
+/// A read of a collective's result, reached through `chain` (elementwise
+/// ops with scalars, nearest the collective first): a 1-D slice of it, or
+/// a reshape of all of it (a full slice, folded away).
 struct Read {
-  mutable SliceOp slice;
+  Operation *reader;
+  int64_t start, length;
   SmallVector<Operation *> chain;
-  int64_t start() const { return slice.getStart()[0]; }
-  int64_t length() const {
-    return cast<RankedTensorType>(slice.getType()).getDimSize(0);
+  Location loc() const { return reader->getLoc(); }
+  RankedTensorType type() const {
+    return cast<RankedTensorType>(reader->getResult(0).getType());
   }
 };
+
+/// An all-reduce of `x` alone (a tied embedding's shard summed over the
+/// embedding group): a slice commutes with it when every member slices the
+/// same range (checked by the caller).
+bool allReduceOf(Operation *op, Value x) {
+  auto ar = dyn_cast<AllReduceOp>(op);
+  return ar && ar.getInput() == x && ar.getType() == x.getType();
+}
 
 /// Every reader of `v`, or nothing when one is not a read.
 std::optional<SmallVector<Read>> readsOf(Value v, bool throughScalars) {
@@ -161,11 +182,16 @@ std::optional<SmallVector<Read>> readsOf(Value v, bool throughScalars) {
     auto [cur, chain] = work.pop_back_val();
     for (Operation *user : cur.getUsers()) {
       if (auto sl = dyn_cast<SliceOp>(user)) {
-        if (sl.getInput() != cur ||
-            cast<RankedTensorType>(sl.getType()).getRank() != 1)
+        auto ty = cast<RankedTensorType>(sl.getType());
+        if (sl.getInput() != cur || ty.getRank() != 1)
           return std::nullopt;
-        out.push_back({sl, chain});
-      } else if (throughScalars && scalarElementwise(user, cur)) {
+        out.push_back({sl, sl.getStart()[0], ty.getDimSize(0), chain});
+      } else if (auto reshape = dyn_cast<ReshapeOp>(user)) {
+        out.push_back({reshape, 0,
+                       cast<RankedTensorType>(cur.getType()).getDimSize(0),
+                       chain});
+      } else if (throughScalars && (scalarElementwise(user, cur) ||
+                                    allReduceOf(user, cur))) {
         SmallVector<Operation *> next = chain;
         next.push_back(user);
         work.push_back({user->getResult(0), std::move(next)});
@@ -177,8 +203,8 @@ std::optional<SmallVector<Read>> readsOf(Value v, bool throughScalars) {
   return out;
 }
 
-/// The member a program's op is in a collective: its group index, the same
-/// for every rank the op stands for.
+/// A program's op as a member of collectives: its group index, which must
+/// be the same for every rank the op stands for.
 struct Member {
   Operation *op;
   int64_t index = -1;
@@ -191,7 +217,7 @@ struct Member {
 /// box itself.
 void replaceRead(OpBuilder &b, const Read &read, Value base, Value old,
                  SmallVectorImpl<Operation *> &dead) {
-  b.setInsertionPoint(read.slice);
+  b.setInsertionPoint(read.reader);
   Value cur = base;
   for (Operation *op : read.chain) {
     IRMapping map;
@@ -201,9 +227,19 @@ void replaceRead(OpBuilder &b, const Read &read, Value base, Value old,
     old = op->getResult(0);
     cur = copy->getResult(0);
   }
+  dead.push_back(read.reader);
+  // A reshape of the whole result: its readers read the reshaped value.
+  if (isa<ReshapeOp>(read.reader)) {
+    Value v = cur.getType() == read.type()
+                  ? cur
+                  : ReshapeOp::create(b, read.loc(), read.type(), cur)
+                        .getResult();
+    read.reader->getResult(0).replaceAllUsesWith(v);
+    return;
+  }
   Value flat;
   for (OpOperand &use :
-       llvm::make_early_inc_range(read.slice.getResult().getUses())) {
+       llvm::make_early_inc_range(read.reader->getResult(0).getUses())) {
     auto reshape = dyn_cast<ReshapeOp>(use.getOwner());
     if (reshape && reshape.getType() == cur.getType()) {
       reshape.getResult().replaceAllUsesWith(cur);
@@ -211,10 +247,9 @@ void replaceRead(OpBuilder &b, const Read &read, Value base, Value old,
       continue;
     }
     if (!flat)
-      flat = cur.getType() == read.slice.getType()
+      flat = cur.getType() == read.type()
                  ? cur
-                 : ReshapeOp::create(b, read.slice.getLoc(),
-                                     read.slice.getType(), cur)
+                 : ReshapeOp::create(b, read.loc(), read.type(), cur)
                        .getResult();
     use.set(flat);
   }
@@ -232,10 +267,18 @@ private:
   bool allGather(ArrayRef<Member> members);
   void erase();
 
+  /// Whether the all-reduces in the reads of `plans` (reduce-scatters of
+  /// one component) can each become one all-reduce per read.
+  bool chainedAllReducesAgree(ArrayRef<std::pair<Operation *, const Read *>> reads);
+
   const PlanSchedule &schedule;
   /// Ops whose results are no longer read, to erase with what only they
-  /// read.
+  /// read; collectives only when `rewritten` holds them (all their
+  /// members are rewritten).
   SmallVector<Operation *> dead;
+  llvm::DenseSet<Operation *> rewritten;
+  /// The members of each all-reduce step, by op.
+  llvm::DenseMap<Operation *, SmallVector<Operation *>> peersOf;
 };
 
 std::vector<std::vector<Member>> Rewriter::components(StringRef kind) {
@@ -253,6 +296,22 @@ std::vector<std::vector<Member>> Rewriter::components(StringRef kind) {
       if (!fresh && it->second.index != int64_t(index))
         it->second.consistent = false;
     }
+  }
+  // Reduce-scatters whose reads pass through members of one all-reduce
+  // (a tied embedding's bucket on the first and the last stage) are
+  // rewritten together.
+  if (kind == ReduceScatterOp::getOperationName()) {
+    DenseMap<Operation *, Operation *> rootOf;
+    for (auto &[op, m] : members)
+      if (auto reads = readsOf(op->getResult(0), /*throughScalars=*/true))
+        for (const Read &r : *reads)
+          for (Operation *c : r.chain)
+            if (isa<AllReduceOp>(c))
+              rootOf[c] = op;
+    for (auto &[ar, root] : rootOf)
+      for (Operation *peer : peersOf.lookup(ar))
+        if (Operation *other = rootOf.lookup(peer))
+          linked.unionSets(root, other);
   }
   std::map<Operation *, std::vector<Member>> byLeader;
   std::vector<Operation *> order;
@@ -305,22 +364,36 @@ bool Rewriter::reduceScatter(ArrayRef<Member> members) {
   std::vector<char> read(layout.size(), 0), boxed(layout.size(), 1);
   for (Plan &p : plans)
     for (const Read &r : p.reads) {
-      int64_t at = p.index * p.chunk + r.start();
+      int64_t at = p.index * p.chunk + r.start;
       auto it = llvm::upper_bound(layout, at, [](int64_t x, const Piece &pc) {
         return x < pc.offset;
       });
       if (it == layout.begin())
         return false;
       size_t k = std::prev(it) - layout.begin();
-      if (at + r.length() > layout[k].offset + layout[k].length)
+      if (at + r.length > layout[k].offset + layout[k].length)
         return false;
       p.pieceOf.push_back(k);
       read[k] = 1;
       auto srcTy = cast<RankedTensorType>(layout[k].source.getType());
-      if (!runAsBox(srcTy.getShape(), at - layout[k].offset, r.length()))
+      if (!runAsBox(srcTy.getShape(), at - layout[k].offset, r.length))
         boxed[k] = 0;
     }
 
+  SmallVector<std::pair<Operation *, const Read *>> all;
+  for (const Plan &p : plans)
+    for (const Read &r : p.reads)
+      all.push_back({p.op, &r});
+  if (!chainedAllReducesAgree(all))
+    return false;
+
+  for (Plan &p : plans) {
+    rewritten.insert(p.op);
+    for (const Read &r : p.reads)
+      for (Operation *c : r.chain)
+        if (isa<AllReduceOp>(c))
+          rewritten.insert(c);
+  }
   for (Plan &p : plans) {
     OpBuilder b(p.op);
     SmallVector<Value> reduced(layout.size());
@@ -333,22 +406,23 @@ bool Rewriter::reduceScatter(ArrayRef<Member> members) {
                                        p.op.getRankGroupsAttr());
     }
     for (auto [r, k] : llvm::zip(p.reads, p.pieceOf)) {
-      int64_t off = p.index * p.chunk + r.start() - layout[k].offset;
+      int64_t off = p.index * p.chunk + r.start - layout[k].offset;
       auto inTy = cast<RankedTensorType>(reduced[k].getType());
-      b.setInsertionPoint(r.slice);
+      b.setInsertionPoint(r.reader);
       Value base;
       if (boxed[k]) {
-        Box box = *runAsBox(inTy.getShape(), off, r.length());
-        base = SliceOp::create(b, r.slice.getLoc(),
+        Box box = *runAsBox(inTy.getShape(), off, r.length);
+        base = SliceOp::create(b, r.loc(),
                                RankedTensorType::get(box.shape,
                                                      inTy.getElementType()),
                                reduced[k], b.getDenseI64ArrayAttr(box.start));
       } else {
-        base = SliceOp::create(b, r.slice.getLoc(), r.slice.getType(),
-                               reduced[k], b.getDenseI64ArrayAttr({off}));
+        base = SliceOp::create(
+            b, r.loc(),
+            RankedTensorType::get({r.length}, inTy.getElementType()),
+            reduced[k], b.getDenseI64ArrayAttr({off}));
       }
       replaceRead(b, r, base, p.op.getResult(), dead);
-      dead.push_back(r.slice);
       llvm::append_range(dead, r.chain);
     }
     dead.push_back(p.op);
@@ -380,8 +454,10 @@ bool Rewriter::allGather(ArrayRef<Member> members) {
     if (!pieces || !reads)
       return false;
     for (const Read &r : *reads) {
-      SmallVector<int64_t> &shape = views[{r.start(), r.length()}];
-      for (Operation *user : r.slice->getUsers())
+      SmallVector<int64_t> &shape = views[{r.start, r.length}];
+      if (isa<ReshapeOp>(r.reader) && shape.empty())
+        shape.assign(r.type().getShape().begin(), r.type().getShape().end());
+      for (Operation *user : r.reader->getUsers())
         if (auto reshape = dyn_cast<ReshapeOp>(user); reshape && shape.empty())
           shape.assign(cast<RankedTensorType>(reshape.getType())
                            .getShape()
@@ -413,6 +489,8 @@ bool Rewriter::allGather(ArrayRef<Member> members) {
       shape.assign({n});
   }
 
+  for (Plan &p : plans)
+    rewritten.insert(p.op);
   for (Plan &p : plans) {
     OpBuilder b(p.op);
     Location loc = p.op.getLoc();
@@ -442,12 +520,52 @@ bool Rewriter::allGather(ArrayRef<Member> members) {
                                             p.op.getRankGroupsAttr());
     }
     for (const Read &r : p.reads) {
-      replaceRead(b, r, gathered.at({r.start(), r.length()}), p.op.getResult(),
+      replaceRead(b, r, gathered.at({r.start, r.length}), p.op.getResult(),
                   dead);
-      dead.push_back(r.slice);
     }
     dead.push_back(p.op);
   }
+  return true;
+}
+
+bool Rewriter::chainedAllReducesAgree(
+    ArrayRef<std::pair<Operation *, const Read *>> reads) {
+  // Each chained all-reduce: the ranges read through it, in program order.
+  llvm::MapVector<Operation *, SmallVector<const Read *>> through;
+  for (auto [root, r] : reads)
+    for (Operation *c : r->chain)
+      if (isa<AllReduceOp>(c))
+        through[c].push_back(r);
+  for (auto &[ar, rs] : through) {
+    llvm::sort(rs, [](const Read *a, const Read *b) {
+      return a->reader->isBeforeInBlock(b->reader);
+    });
+    // A read's all-reduce becomes one per read where the read stands: no
+    // other collective on the same group may stand between the first and
+    // the last of them, or the k-th on the group would meet another.
+    Operation *last = rs.back()->reader;
+    for (Operation *op = ar->getNextNode(); op && op != last;
+         op = op->getNextNode())
+      if (op != ar && isa<CollectiveOpInterface>(op) &&
+          op->getAttr("axes") == ar->getAttr("axes") &&
+          op->getAttr("rank_groups") == ar->getAttr("rank_groups"))
+        return false;
+    if (llvm::any_of(rs, [&](const Read *r) {
+          return r->reader->getBlock() != ar->getBlock();
+        }))
+      return false;
+  }
+  // Every member of each such all-reduce is one of them, reading the same
+  // ranges in the same order.
+  for (auto &[ar, rs] : through)
+    for (Operation *peer : peersOf.lookup(ar)) {
+      auto it = through.find(peer);
+      if (it == through.end() || it->second.size() != rs.size())
+        return false;
+      for (auto [a, b] : llvm::zip(rs, it->second))
+        if (a->start != b->start || a->length != b->length)
+          return false;
+    }
   return true;
 }
 
@@ -458,7 +576,7 @@ void Rewriter::erase() {
     Operation *op = work.pop_back_val();
     if (erased.contains(op) || !op->use_empty())
       continue;
-    if (!isPure(op) && !isa<ReduceScatterOp, AllGatherOp>(op))
+    if (!isPure(op) && !rewritten.contains(op))
       continue;
     for (Value in : op->getOperands())
       if (Operation *def = in.getDefiningOp())
@@ -469,6 +587,13 @@ void Rewriter::erase() {
 }
 
 void Rewriter::run() {
+  for (const PlanStep &step : schedule.steps)
+    if (step.kind == PlanStep::Collective && !step.members.empty() &&
+        isa<AllReduceOp>(step.members.front().second))
+      for (auto &[rank, op] : step.members)
+        for (auto &[r2, peer] : step.members)
+          if (peer != op && !llvm::is_contained(peersOf[op], peer))
+            peersOf[op].push_back(peer);
   for (auto &component : components(ReduceScatterOp::getOperationName()))
     (void)reduceScatter(component);
   for (auto &component : components(AllGatherOp::getOperationName()))
@@ -481,8 +606,7 @@ void Rewriter::run() {
 void mlir::tv::readFlatBuffersPerParameter(ModuleOp module) {
   // Most plans have no flat buffer: nothing to schedule.
   auto packed = [](Value v) {
-    return isa_and_nonnull<AddOp, SliceGradOp, ZerosOp>(v.getDefiningOp()) &&
-           cast<RankedTensorType>(v.getType()).getRank() == 1;
+    return cast<RankedTensorType>(v.getType()).getRank() == 1;
   };
   bool any = false;
   module.walk([&](Operation *op) {
