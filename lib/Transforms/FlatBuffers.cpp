@@ -267,9 +267,10 @@ private:
   bool allGather(ArrayRef<Member> members);
   void erase();
 
-  /// Whether the all-reduces in the reads of `plans` (reduce-scatters of
-  /// one component) can each become one all-reduce per read.
-  bool chainedAllReducesAgree(ArrayRef<std::pair<Operation *, const Read *>> reads);
+  /// Whether the all-reduces that `reads` (of one component's
+  /// reduce-scatters) pass through can each become one all-reduce per read.
+  bool chainedAllReducesAgree(
+      ArrayRef<std::pair<Operation *, const Read *>> reads);
 
   const PlanSchedule &schedule;
   /// Ops whose results are no longer read, to erase with what only they
