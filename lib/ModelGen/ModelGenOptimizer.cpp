@@ -368,12 +368,32 @@ void Gen::flatStep(Prog &P) {
                                     p.overlapGrad)
                   : *flat;
   };
+  // Each parameter this rank owns part of in a bucket, with the boxes that
+  // part is and its offset in the rank's shard.
+  auto forOwned = [&](const Pending &pb,
+                      llvm::function_ref<void(
+                          const Buf &,
+                          ArrayRef<std::pair<Shape, Shape>>, int64_t)>
+                          fn) {
+    const Bucket &bk = pb.bk;
+    const int64_t shard = (bk.end - bk.start) / pb.grp->n;
+    const int64_t own0 = bk.start + pb.grp->z * shard, own1 = own0 + shard;
+    for (const Slot &sl : bk.slots) {
+      int64_t lo = std::max(own0, sl.start),
+              hi = std::min(own1, sl.start + sl.numel);
+      if (lo >= hi)
+        continue;
+      const Buf &b = bufs[sl.buf];
+      std::vector<std::pair<Shape, Shape>> boxes;
+      flatBoxes(b.shape, lo - sl.start, hi - sl.start, {}, boxes);
+      fn(b, boxes, lo - own0);
+    }
+  };
   // The reduced shard: waited for, divided, summed over the embedding
   // group, unscaled; its owned ranges counted in the gradient norm.
   auto reduce = [&](Pending &pb) {
-    const Bucket &bk = pb.bk;
     const std::string &bn = pb.name;
-    const int64_t size = bk.end - bk.start, n = pb.grp->n, shard = size / n;
+    const int64_t n = pb.grp->n;
     Val gs = *pb.gs;
     if (p.overlapGrad && n > 1)
       gs = P.wait(gs, bn + "_grad_shard");
@@ -388,20 +408,12 @@ void Gen::flatStep(Prog &P) {
       return;
     // Box by box, as the step reads them: each a box of its parameter's
     // gradient, which partition reads per parameter (decision 119).
-    const int64_t own0 = bk.start + pb.grp->z * shard, own1 = own0 + shard;
-    for (const Slot &sl : bk.slots) {
-      const Buf &b = bufs[sl.buf];
-      int64_t lo = std::max(own0, sl.start),
-              hi = std::min(own1, sl.start + sl.numel);
-      if (lo >= hi)
-        continue;
+    forOwned(pb, [&](const Buf &b, ArrayRef<std::pair<Shape, Shape>> boxes,
+                     int64_t off) {
       // The tied embedding's copy on the last stage is not counted
       // (addNormPart).
       if (tiedCopy(b) && curStage == p.pp - 1)
-        continue;
-      std::vector<std::pair<Shape, Shape>> boxes;
-      flatBoxes(b.shape, lo - sl.start, hi - sl.start, {}, boxes);
-      int64_t off = lo - own0;
+        return;
       std::optional<Val> own;
       for (const auto &[lower, ext] : boxes) {
         int64_t vol = volume(ext);
@@ -412,7 +424,7 @@ void Gen::flatStep(Prog &P) {
         off += vol;
       }
       addNormSum(P, norm, b, *own, true, b.name + ".grad_own");
-    }
+    });
   };
   // The optimizer step on each box of a parameter this rank owns; the
   // updated boxes go back to their places in the parameter buffer's shard,
@@ -422,18 +434,10 @@ void Gen::flatStep(Prog &P) {
     const Bucket &bk = pb.bk;
     const std::string &bn = pb.name;
     const int64_t size = bk.end - bk.start, n = pb.grp->n, shard = size / n;
-    const int64_t own0 = bk.start + pb.grp->z * shard, own1 = own0 + shard;
     Val gs = *pb.gs;
     std::optional<Val> upd;
-    for (const Slot &sl : bk.slots) {
-      const Buf &b = bufs[sl.buf];
-      int64_t lo = std::max(own0, sl.start),
-              hi = std::min(own1, sl.start + sl.numel);
-      if (lo >= hi)
-        continue;
-      std::vector<std::pair<Shape, Shape>> boxes;
-      flatBoxes(b.shape, lo - sl.start, hi - sl.start, {}, boxes);
-      int64_t off = lo - own0;
+    forOwned(pb, [&](const Buf &b, ArrayRef<std::pair<Shape, Shape>> boxes,
+                     int64_t off) {
       for (size_t j = 0; j < boxes.size(); ++j) {
         const auto &[lower, ext] = boxes[j];
         const std::string part = ".part" + std::to_string(j),
@@ -460,7 +464,7 @@ void Gen::flatStep(Prog &P) {
         upd = upd ? P.add(*upd, e, bn + "_param_shard") : e;
         off += vol;
       }
-    }
+    });
     // A rank whose range is all padding contributes nothing to a
     // parameter.
     if (!upd)

@@ -280,6 +280,8 @@ private:
   llvm::DenseSet<Operation *> rewritten;
   /// The members of each all-reduce step, by op.
   llvm::DenseMap<Operation *, SmallVector<Operation *>> peersOf;
+  /// Each reduce-scatter's reads, taken once.
+  llvm::DenseMap<Operation *, std::optional<SmallVector<Read>>> scatterReads;
 };
 
 std::vector<std::vector<Member>> Rewriter::components(StringRef kind) {
@@ -304,7 +306,8 @@ std::vector<std::vector<Member>> Rewriter::components(StringRef kind) {
   if (kind == ReduceScatterOp::getOperationName()) {
     DenseMap<Operation *, Operation *> rootOf;
     for (auto &[op, m] : members)
-      if (auto reads = readsOf(op->getResult(0), /*throughScalars=*/true))
+      if (auto &reads = scatterReads[op] =
+              readsOf(op->getResult(0), /*throughScalars=*/true))
         for (const Read &r : *reads)
           for (Operation *c : r.chain)
             if (isa<AllReduceOp>(c))
@@ -344,7 +347,8 @@ bool Rewriter::reduceScatter(ArrayRef<Member> members) {
     if (!m.consistent || rs.getDim() != 0 || outTy.getRank() != 1)
       return false;
     auto pieces = packing(rs.getInput());
-    auto reads = readsOf(rs.getResult(), /*throughScalars=*/true);
+    // Taken when the components were (reads of reduce-scatters only).
+    std::optional<SmallVector<Read>> reads = scatterReads.lookup(rs);
     if (!pieces || !reads)
       return false;
     plans.push_back({rs, m.index, outTy.getDimSize(0), std::move(*pieces),
