@@ -94,7 +94,9 @@ std::string planText(const std::string &bOffset, const std::string &own0,
 
 using Outputs = std::map<std::pair<int64_t, std::string>, std::vector<double>>;
 
-/// Every rank's outputs, on inputs drawn from `seed` by (rank, name).
+/// Every rank's outputs, on inputs drawn from `seed` by (rank, name); an
+/// input named `loss_scale` is drawn the same on every rank, as its
+/// lineage states.
 Outputs run(ModuleOp module, uint64_t seed) {
   PlanOp plan = *module.getOps<PlanOp>().begin();
   FailureOr<PlanSchedule> schedule = PlanSchedule::build(plan);
@@ -105,8 +107,8 @@ Outputs run(ModuleOp module, uint64_t seed) {
   RunState<double> state;
   auto inputs = [&](int64_t rank, StringRef name,
                     RankedTensorType ty) -> FailureOr<Tensor<double>> {
-    std::mt19937_64 rng(seed ^ (uint64_t(rank) << 40) ^
-                        std::hash<std::string>()(name.str()));
+    uint64_t r = name == "loss_scale" ? 0 : uint64_t(rank) << 40;
+    std::mt19937_64 rng(seed ^ r ^ std::hash<std::string>()(name.str()));
     Tensor<double> t;
     t.shape.assign(ty.getShape().begin(), ty.getShape().end());
     for (int64_t i = 0; i < ty.getNumElements(); ++i)
@@ -243,6 +245,97 @@ TEST_F(FlatBuffers, TiedEmbeddingReadDifferentlyStaysFlat) {
       tv.output "own", %b : tensor<1x4xf32>)"),
                  4);
   EXPECT_EQ(count(*m, "tv.reduce_scatter"), 4u);
+}
+
+/// A squared gradient norm under the distributed optimizer: a 3x4
+/// parameter `a` alone in a 12-element bucket, 6 elements a rank; each rank
+/// unscales its shard by a loss scale, sums the squares of the boxes it
+/// owns (rank 0: row 0 and 2 columns of row 1; rank 1: the rest) and
+/// all-reduces the sum over dp. `lineage` states the loss scale on every
+/// rank; `reads1` and `chain1` are rank 1's reads and unscale.
+std::string normText(bool lineage, const std::string &reads1,
+                     const std::string &chain1 = "tv.mul %rs, %inv") {
+  auto term = [](const std::string &id, int64_t start, int64_t cols) {
+    std::string n = std::to_string(cols), ty = "tensor<" + n + "xf32>",
+                box = "tensor<1x" + n + "xf32>";
+    return "      %o" + id + " = tv.slice %s start [" +
+           std::to_string(start) + "] : tensor<6xf32> -> " + ty +
+           "\n      %b" + id + " = tv.reshape %o" + id + " : " + ty +
+           " -> " + box + "\n      %q" + id + " = tv.mul %b" + id + ", %b" +
+           id + " : " + box + ", " + box + " -> " + box + "\n      %r" + id +
+           " = tv.reshape %q" + id + " : " + box + " -> " + ty +
+           "\n      %t" + id + " = tv.sum %r" + id + " dims [0] : " + ty +
+           " -> tensor<f32>\n";
+  };
+  auto prog = [](int rank, const std::string &chain,
+                 const std::string &reads) {
+    return "    tv.rank_program [" + std::to_string(rank) + R"(] {
+      %ga = tv.input "ga" : tensor<3x4xf32>
+      %ls = tv.input "loss_scale" : tensor<f32>
+      %inv = tv.pow %ls, -1.000000e+00 : tensor<f32>
+      %fa = tv.reshape %ga : tensor<3x4xf32> -> tensor<12xf32>
+      %rs = tv.reduce_scatter %fa dim 0 {axes = ["dp"]} : tensor<12xf32> -> tensor<6xf32>
+      %s = )" + chain + R"( : tensor<6xf32>, tensor<f32> -> tensor<6xf32>
+)" + reads + R"(      %l = tv.add %t1, %t2 : tensor<f32>, tensor<f32> -> tensor<f32>
+      %n = tv.all_reduce sum %l {axes = ["dp"]} : tensor<f32> -> tensor<f32>
+      tv.output "norm", %n : tensor<f32>
+    }
+)";
+  };
+  std::string reads0 = term("1", 0, 4) + term("2", 4, 2);
+  return R"(
+  tv.mesh @mesh axes ["dp"] sizes [2]
+)" + std::string(lineage ? R"(  tv.lineage_map "loss_scale" blocks affine_map<(d0) -> ()> shape [] = "loss_scale" on @mesh where {}
+)"
+                          : "") +
+         R"(  tv.plan @plan mesh @mesh micro_batches 1 {
+)" + prog(0, "tv.mul %rs, %inv", reads0) +
+         prog(1, chain1, reads1.empty() ? term("1", 0, 2) + term("2", 2, 4)
+                                        : reads1) +
+         "  }";
+}
+
+TEST_F(FlatBuffers, NormCountsEachParameterOnceWhole) {
+  // Rank 0 (the lowest group index) counts all of `a`; its other term and
+  // rank 1's are zeros.
+  auto m = check(normText(true, ""), 2);
+  EXPECT_EQ(count(*m, "tv.reduce_scatter"), 0u);
+  EXPECT_EQ(count(*m, "tv.zeros"), 3u);
+  EXPECT_EQ(count(*m, "tv.slice"), 0u);
+}
+
+TEST_F(FlatBuffers, NormWithoutSharedLossScaleKeepsItsBoxes) {
+  // Without a lineage the ranks' loss scales may differ: the terms stay.
+  auto m = check(normText(false, ""), 2);
+  EXPECT_EQ(count(*m, "tv.reduce_scatter"), 0u);
+  EXPECT_EQ(count(*m, "tv.zeros"), 0u);
+  EXPECT_EQ(count(*m, "tv.slice"), 4u);
+}
+
+TEST_F(FlatBuffers, NormCountingABoxTwiceKeepsItsBoxes) {
+  // Rank 1 counts row 2 twice, not the end of row 1: the boxes do not
+  // tile `a`.
+  std::string twice;
+  for (const char *id : {"1", "2"})
+    twice += std::string("      %o") + id +
+             " = tv.slice %s start [2] : tensor<6xf32> -> tensor<4xf32>\n"
+             "      %b" + id + " = tv.reshape %o" + id +
+             " : tensor<4xf32> -> tensor<1x4xf32>\n"
+             "      %q" + id + " = tv.mul %b" + id + ", %b" + id +
+             " : tensor<1x4xf32>, tensor<1x4xf32> -> tensor<1x4xf32>\n"
+             "      %r" + id + " = tv.reshape %q" + id +
+             " : tensor<1x4xf32> -> tensor<4xf32>\n"
+             "      %t" + id + " = tv.sum %r" + id +
+             " dims [0] : tensor<4xf32> -> tensor<f32>\n";
+  auto m = check(normText(true, twice), 2);
+  EXPECT_EQ(count(*m, "tv.zeros"), 0u);
+}
+
+TEST_F(FlatBuffers, NormUnscaledDifferentlyKeepsItsBoxes) {
+  // Rank 1 multiplies by the loss scale where rank 0 divides by it: the
+  // ranks' terms are different functions of the piece.
+  auto m = check(normText(true, "", "tv.mul %rs, %ls"), 2);
+  EXPECT_EQ(count(*m, "tv.zeros"), 0u);
 }
 
 } // namespace

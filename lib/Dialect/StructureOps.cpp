@@ -421,20 +421,41 @@ void mlir::tv::setSourceOp(Operation *op, StringRef source) {
 static constexpr StringLiteral kFoldedMark = "tv.folded";
 static constexpr StringLiteral kFoldedPrefix = "folded ";
 
+/// The op's own location and what it records, as a list.
+static SmallVector<Location> recordOf(Operation *op) {
+  SmallVector<Location> locs;
+  if (auto f = dyn_cast<FusedLoc>(op->getLoc());
+      f && f.getMetadata() == StringAttr::get(op->getContext(), kFoldedMark))
+    llvm::append_range(locs, f.getLocations());
+  else
+    locs.push_back(op->getLoc());
+  return locs;
+}
+
 void mlir::tv::foldInto(Operation *reader, Operation *folded) {
   MLIRContext *ctx = reader->getContext();
   Location mark = NameLoc::get(
       StringAttr::get(ctx, kFoldedPrefix + folded->getName().getStringRef()),
       folded->getLoc());
-  SmallVector<Location> locs;
-  if (auto f = dyn_cast<FusedLoc>(reader->getLoc());
-      f && f.getMetadata() == StringAttr::get(ctx, kFoldedMark))
-    llvm::append_range(locs, f.getLocations());
-  else
-    locs.push_back(reader->getLoc());
+  SmallVector<Location> locs = recordOf(reader);
   if (llvm::is_contained(locs, mark))
     return;
   locs.push_back(mark);
+  reader->setLoc(FusedLoc::get(ctx, locs, StringAttr::get(ctx, kFoldedMark)));
+}
+
+void mlir::tv::inheritFolds(Operation *reader, Operation *from) {
+  MLIRContext *ctx = reader->getContext();
+  auto fromLoc = dyn_cast<FusedLoc>(from->getLoc());
+  if (!fromLoc || fromLoc.getMetadata() != StringAttr::get(ctx, kFoldedMark))
+    return;
+  SmallVector<Location> locs = recordOf(reader);
+  for (Location l : fromLoc.getLocations()) {
+    auto n = dyn_cast<NameLoc>(l);
+    if (n && n.getName().getValue().starts_with(kFoldedPrefix) &&
+        !llvm::is_contained(locs, l))
+      locs.push_back(l);
+  }
   reader->setLoc(FusedLoc::get(ctx, locs, StringAttr::get(ctx, kFoldedMark)));
 }
 

@@ -35,6 +35,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringSet.h"
 #include <map>
 #include <set>
 
@@ -211,15 +212,12 @@ struct Member {
   bool consistent = true;
 };
 
-/// The value a rewritten read gives, in place of the slice: `base` (a box
-/// or a 1-D run of the per-parameter collective) through copies of the
-/// read's chain; the slice's readers that reshape it to that box read the
-/// box itself.
-void replaceRead(OpBuilder &b, const Read &read, Value base, Value old,
-                 SmallVectorImpl<Operation *> &dead) {
-  b.setInsertionPoint(read.reader);
+/// `chain` (elementwise ops with scalars, the first reading `old`) applied
+/// to `base` instead, at the builder's point.
+Value cloneChain(OpBuilder &b, ArrayRef<Operation *> chain, Value old,
+                 Value base) {
   Value cur = base;
-  for (Operation *op : read.chain) {
+  for (Operation *op : chain) {
     IRMapping map;
     map.map(old, cur);
     Operation *copy = b.clone(*op, map);
@@ -227,6 +225,17 @@ void replaceRead(OpBuilder &b, const Read &read, Value base, Value old,
     old = op->getResult(0);
     cur = copy->getResult(0);
   }
+  return cur;
+}
+
+/// The value a rewritten read gives, in place of the slice: `base` (a box
+/// or a 1-D run of the per-parameter collective) through copies of the
+/// read's chain; the slice's readers that reshape it to that box read the
+/// box itself.
+void replaceRead(OpBuilder &b, const Read &read, Value base, Value old,
+                 SmallVectorImpl<Operation *> &dead) {
+  b.setInsertionPoint(read.reader);
+  Value cur = cloneChain(b, read.chain, old, base);
   dead.push_back(read.reader);
   // A reshape of the whole result: its readers read the reshaped value.
   if (isa<ReshapeOp>(read.reader)) {
@@ -255,6 +264,91 @@ void replaceRead(OpBuilder &b, const Read &read, Value base, Value old,
   }
 }
 
+/// A term of a squared norm: the sum of squares of a box of a
+/// per-parameter all-reduce, read through elementwise ops with scalars,
+/// added (times `coefficient`) into the input of the all-reduce `target`.
+struct Term {
+  Value read; // the slice
+  SmallVector<Operation *> chain;
+  Operation *square = nullptr, *sum = nullptr, *target = nullptr;
+  double coefficient = 1;
+  mlir::tv::Box box;
+};
+
+/// The one op reading `v` (possibly as several operands), or null.
+Operation *soleUser(Value v) {
+  Operation *user = nullptr;
+  for (Operation *u : v.getUsers()) {
+    if (user && u != user)
+      return nullptr;
+    user = u;
+  }
+  return user;
+}
+
+/// The term that starts at `sl`, if it is one: every value on its way to
+/// the all-reduce is read once, so the term reaches it exactly once.
+std::optional<Term> termAt(SliceOp sl) {
+  auto inTy = cast<RankedTensorType>(sl.getInput().getType());
+  auto ty = cast<RankedTensorType>(sl.getType());
+  if (ty.getRank() != inTy.getRank())
+    return std::nullopt;
+  Term t;
+  t.read = sl.getResult();
+  Value cur = sl.getResult();
+  while (Operation *u = soleUser(cur)) {
+    auto mul = dyn_cast<MulOp>(u);
+    if (mul && mul.getLhs() == cur && mul.getRhs() == cur) {
+      t.square = u;
+      break;
+    }
+    if (!cur.hasOneUse() || !scalarElementwise(u, cur))
+      return std::nullopt;
+    t.chain.push_back(u);
+    cur = u->getResult(0);
+  }
+  if (!t.square || !t.square->getResult(0).hasOneUse())
+    return std::nullopt;
+  cur = t.square->getResult(0);
+  Operation *u = *cur.getUsers().begin();
+  if (auto r = dyn_cast<ReshapeOp>(u)) {
+    if (!r.getResult().hasOneUse())
+      return std::nullopt;
+    cur = r.getResult();
+    u = *cur.getUsers().begin();
+  }
+  auto sum = dyn_cast<SumOp>(u);
+  if (!sum || cast<RankedTensorType>(cur.getType()).getRank() != 1 ||
+      cast<RankedTensorType>(sum.getType()).getRank() != 0)
+    return std::nullopt;
+  t.sum = sum;
+  cur = sum.getResult();
+  for (;;) {
+    if (!cur.hasOneUse())
+      return std::nullopt;
+    u = *cur.getUsers().begin();
+    if (auto sc = dyn_cast<ScaleOp>(u)) {
+      t.coefficient *= sc.getScalarAttr().getValueAsDouble();
+      cur = sc.getResult();
+      continue;
+    }
+    if (auto add = dyn_cast<AddOp>(u); add && add.getType() == cur.getType()) {
+      cur = add.getResult();
+      continue;
+    }
+    auto ar = dyn_cast<AllReduceOp>(u);
+    if (!ar || ar.getKind() != ReduceKind::sum || ar.getType() != cur.getType())
+      return std::nullopt;
+    t.target = ar;
+    break;
+  }
+  for (auto [lo, n] : llvm::zip(sl.getStart(), ty.getShape())) {
+    t.box.lower.push_back(lo);
+    t.box.upper.push_back(lo + n);
+  }
+  return t;
+}
+
 class Rewriter {
 public:
   explicit Rewriter(const PlanSchedule &s) : schedule(s) {}
@@ -265,7 +359,17 @@ private:
   std::vector<std::vector<Member>> components(StringRef kind);
   bool reduceScatter(ArrayRef<Member> members);
   bool allGather(ArrayRef<Member> members);
+  void normTerms();
   void erase();
+
+  /// Scalar plan inputs that lineage maps state equal to one spec tensor
+  /// on every rank of the mesh.
+  const llvm::StringSet<> &sharedInputs();
+  /// Whether `a` and `b` are the same value on every rank running them:
+  /// the same pure ops, without collectives, over shared inputs.
+  bool sameEverywhere(Value a, Value b, unsigned depth = 0);
+  /// Whether two terms' chains are the same function on every rank.
+  bool sameChain(const Term &a, const Term &b);
 
   /// Whether the all-reduces that `reads` (of one component's
   /// reduce-scatters) pass through can each become one all-reduce per read.
@@ -282,6 +386,16 @@ private:
   llvm::DenseMap<Operation *, SmallVector<Operation *>> peersOf;
   /// Each reduce-scatter's reads, taken once.
   llvm::DenseMap<Operation *, std::optional<SmallVector<Read>>> scatterReads;
+  /// Each rewritten reduce-scatter: its group index, its component, and
+  /// the all-reduce of each piece it packs (null where nothing reads it).
+  struct Scattered {
+    int64_t index;
+    size_t component;
+    SmallVector<Operation *> pieceReduce;
+  };
+  llvm::MapVector<Operation *, Scattered> scattered;
+  size_t numComponents = 0;
+  std::optional<llvm::StringSet<>> shared;
 };
 
 std::vector<std::vector<Member>> Rewriter::components(StringRef kind) {
@@ -399,6 +513,7 @@ bool Rewriter::reduceScatter(ArrayRef<Member> members) {
         if (isa<AllReduceOp>(c))
           rewritten.insert(c);
   }
+  const size_t component = numComponents++;
   for (Plan &p : plans) {
     OpBuilder b(p.op);
     SmallVector<Value> reduced(layout.size());
@@ -410,6 +525,11 @@ bool Rewriter::reduceScatter(ArrayRef<Member> members) {
                                        p.op.getKind(), p.op.getAxesAttr(),
                                        p.op.getRankGroupsAttr());
     }
+    Scattered &sc = scattered[p.op];
+    sc.index = p.index;
+    sc.component = component;
+    for (Value v : reduced)
+      sc.pieceReduce.push_back(v ? v.getDefiningOp() : nullptr);
     for (auto [r, k] : llvm::zip(p.reads, p.pieceOf)) {
       int64_t off = p.index * p.chunk + r.start - layout[k].offset;
       auto inTy = cast<RankedTensorType>(reduced[k].getType());
@@ -574,6 +694,229 @@ bool Rewriter::chainedAllReducesAgree(
   return true;
 }
 
+const llvm::StringSet<> &Rewriter::sharedInputs() {
+  if (shared)
+    return *shared;
+  shared.emplace();
+  MeshOp mesh = schedule.mesh;
+  auto module = mesh->getParentOfType<ModuleOp>();
+  if (!module)
+    return *shared;
+  int64_t ranks = 1;
+  for (int64_t n : mesh.getSizes())
+    ranks *= n;
+  // Per plan tensor: the spec tensor its maps name and the ranks covered.
+  llvm::StringMap<std::pair<StringAttr, std::vector<char>>> cover;
+  llvm::StringSet<> bad;
+  for (Operation &op : *module.getBody()) {
+    auto lm = dyn_cast<LineageMapOp>(op);
+    if (!lm)
+      continue;
+    StringRef name = lm.getPlan();
+    std::optional<ArrayRef<int64_t>> scale = lm.getScale();
+    auto [it, fresh] = cover.try_emplace(
+        name, lm.getSpecAttr(), std::vector<char>(ranks, 0));
+    if (lm.getMesh() != mesh.getSymName() || !lm.getShape().empty() ||
+        (scale && (scale->size() != 2 || (*scale)[0] != (*scale)[1])) ||
+        it->second.first != lm.getSpecAttr()) {
+      bad.insert(name);
+      continue;
+    }
+    SmallVector<std::pair<int64_t, int64_t>> fixed;
+    for (NamedAttribute w : lm.getWhere()) {
+      int64_t axis = mesh.getAxisIndex(w.getName().getValue());
+      auto v = dyn_cast<IntegerAttr>(w.getValue());
+      if (axis < 0 || !v) {
+        bad.insert(name);
+        break;
+      }
+      fixed.push_back({axis, v.getInt()});
+    }
+    for (int64_t r = 0; r < ranks; ++r) {
+      SmallVector<int64_t> c = mesh.getCoords(r);
+      if (llvm::all_of(fixed, [&](auto f) { return c[f.first] == f.second; }))
+        it->second.second[r] = 1;
+    }
+  }
+  for (auto &entry : cover)
+    if (!bad.contains(entry.getKey()) &&
+        llvm::all_of(entry.getValue().second, [](char c) { return c; }))
+      shared->insert(entry.getKey());
+  return *shared;
+}
+
+bool Rewriter::sameEverywhere(Value a, Value b, unsigned depth) {
+  Operation *da = a.getDefiningOp(), *db = b.getDefiningOp();
+  if (!da || !db || depth > 16 || a.getType() != b.getType() ||
+      da->getName() != db->getName() ||
+      da->getAttrDictionary() != db->getAttrDictionary() ||
+      da->getNumOperands() != db->getNumOperands() ||
+      cast<OpResult>(a).getResultNumber() !=
+          cast<OpResult>(b).getResultNumber())
+    return false;
+  if (auto in = dyn_cast<InputOp>(da))
+    return cast<RankedTensorType>(a.getType()).getRank() == 0 &&
+           sharedInputs().contains(in.getName());
+  if (!isPure(da) || isa<CollectiveOpInterface>(da))
+    return false;
+  for (auto [x, y] : llvm::zip(da->getOperands(), db->getOperands()))
+    if (!sameEverywhere(x, y, depth + 1))
+      return false;
+  return true;
+}
+
+bool Rewriter::sameChain(const Term &a, const Term &b) {
+  if (a.chain.size() != b.chain.size())
+    return false;
+  Value pa = a.read, pb = b.read;
+  for (auto [x, y] : llvm::zip(a.chain, b.chain)) {
+    if (x->getName() != y->getName() ||
+        x->getAttrDictionary() != y->getAttrDictionary() ||
+        x->getNumOperands() != y->getNumOperands())
+      return false;
+    for (auto [u, v] : llvm::zip(x->getOperands(), y->getOperands())) {
+      if ((u == pa) != (v == pb))
+        return false;
+      if (u != pa && !sameEverywhere(u, v))
+        return false;
+    }
+    pa = x->getResult(0);
+    pb = y->getResult(0);
+  }
+  return true;
+}
+
+void Rewriter::normTerms() {
+  // Each piece's terms on each rewritten reduce-scatter's program.
+  struct PieceTerms {
+    SmallVector<std::pair<Operation *, SmallVector<Term>>> byOp;
+  };
+  std::map<std::pair<size_t, size_t>, PieceTerms> pieces;
+  llvm::DenseSet<Operation *> targets;
+  for (auto &[rs, sc] : scattered)
+    for (auto [k, ar] : llvm::enumerate(sc.pieceReduce)) {
+      if (!ar)
+        continue;
+      SmallVector<Term> terms;
+      for (Operation *u : ar->getResult(0).getUsers())
+        if (auto sl = dyn_cast<SliceOp>(u))
+          if (std::optional<Term> t = termAt(sl)) {
+            targets.insert(t->target);
+            terms.push_back(std::move(*t));
+          }
+      pieces[{sc.component, k}].byOp.push_back({rs, std::move(terms)});
+    }
+  if (targets.empty())
+    return;
+  // The schedule's steps of each component, and the step of each rank's
+  // target all-reduce.
+  std::vector<SmallVector<const PlanStep *>> instances(numComponents);
+  llvm::DenseMap<std::pair<int64_t, Operation *>, size_t> stepOf;
+  for (auto [i, step] : llvm::enumerate(schedule.steps)) {
+    if (step.kind != PlanStep::Collective || step.members.empty())
+      continue;
+    Operation *first = step.members.front().second;
+    if (auto it = scattered.find(first); it != scattered.end())
+      instances[it->second.component].push_back(&step);
+    if (isa<AllReduceOp>(first))
+      for (auto &[rank, op] : step.members)
+        if (targets.contains(op))
+          stepOf[{rank, op}] = i;
+  }
+
+  for (auto &[key, pt] : pieces) {
+    auto [component, k] = key;
+    const Term *ref = nullptr;
+    for (auto &[rs, terms] : pt.byOp)
+      if (!terms.empty() && !ref)
+        ref = &terms.front();
+    if (!ref)
+      continue;
+    // One function of the all-reduced piece, one factor, everywhere.
+    bool ok = true;
+    for (auto &[rs, terms] : pt.byOp)
+      for (const Term &t : terms)
+        ok = ok && t.coefficient == ref->coefficient && sameChain(t, *ref);
+    // The member that counts the whole piece: the lowest group index with
+    // a term, which every program at that index must have.
+    std::optional<int64_t> z0;
+    llvm::DenseMap<Operation *, const SmallVector<Term> *> termsOf;
+    for (auto &[rs, terms] : pt.byOp) {
+      termsOf[rs] = &terms;
+      int64_t z = scattered.lookup(rs).index;
+      if (!terms.empty() && (!z0 || z < *z0))
+        z0 = z;
+    }
+    for (auto &[rs, terms] : pt.byOp)
+      ok = ok && (scattered.lookup(rs).index != *z0 || !terms.empty());
+    // In every group, the members' boxes tile the piece, and every term
+    // reaches one all-reduce step.
+    auto shape = cast<RankedTensorType>(
+                     scattered.lookup(pt.byOp.front().first)
+                         .pieceReduce[k]
+                         ->getResult(0)
+                         .getType())
+                     .getShape();
+    for (const PlanStep *step : instances[component]) {
+      if (!ok)
+        break;
+      SmallVector<mlir::tv::Box> boxes;
+      std::optional<size_t> at;
+      for (auto &[rank, op] : step->members) {
+        const SmallVector<Term> *terms = termsOf.lookup(op);
+        if (!terms) {
+          ok = false;
+          break;
+        }
+        for (const Term &t : *terms) {
+          auto it = stepOf.find({rank, t.target});
+          if (it == stepOf.end() || (at && *at != it->second))
+            ok = false;
+          else
+            at = it->second;
+          boxes.push_back(t.box);
+        }
+      }
+      ok = ok && tilesExactly(mlir::tv::Box::full(shape), boxes);
+    }
+    if (!ok)
+      continue;
+
+    // The member at z0 counts the whole piece, the others nothing.
+    for (auto &[rs, terms] : pt.byOp) {
+      const Scattered &sc = scattered.lookup(rs);
+      for (auto [i, t] : llvm::enumerate(terms)) {
+        OpBuilder b(t.square);
+        Location loc = t.sum->getLoc();
+        Value repl;
+        if (sc.index == *z0 && i == 0) {
+          Value cur =
+              cloneChain(b, t.chain, t.read, sc.pieceReduce[k]->getResult(0));
+          auto ty = cast<RankedTensorType>(cur.getType());
+          auto square = MulOp::create(b, t.square->getLoc(), ty, cur, cur);
+          // What was folded into the dropped slice (a copy), the square
+          // now reads: a counterexample still names it.
+          inheritFolds(square, t.read.getDefiningOp());
+          Value sq = square;
+          if (ty.getRank() != 1)
+            sq = ReshapeOp::create(
+                b, loc,
+                RankedTensorType::get({ty.getNumElements()},
+                                      ty.getElementType()),
+                sq);
+          IRMapping map;
+          map.map(t.sum->getOperand(0), sq);
+          repl = b.clone(*t.sum, map)->getResult(0);
+        } else {
+          repl = ZerosOp::create(b, loc, t.sum->getResult(0).getType());
+        }
+        t.sum->getResult(0).replaceAllUsesWith(repl);
+        dead.push_back(t.sum);
+      }
+    }
+  }
+}
+
 void Rewriter::erase() {
   SmallVector<Operation *> work(dead.rbegin(), dead.rend());
   llvm::DenseSet<Operation *> erased;
@@ -603,6 +946,7 @@ void Rewriter::run() {
     (void)reduceScatter(component);
   for (auto &component : components(AllGatherOp::getOperationName()))
     (void)allGather(component);
+  normTerms();
   erase();
 }
 

@@ -64,6 +64,9 @@ void setSourceOp(Operation *op, llvm::StringRef source);
 /// what was recorded (kind, location), and `fileLineOf` is the op's own
 /// file location, without the folded ones ("" when it has none).
 void foldInto(Operation *reader, Operation *folded);
+/// Records in `reader` every op recorded in `from` (a rewrite that drops
+/// `from` and reads its operand in `reader`).
+void inheritFolds(Operation *reader, Operation *from);
 llvm::SmallVector<std::pair<llvm::StringRef, Location>>
 foldedInto(Operation *op);
 std::string fileLineOf(Location loc);

@@ -25,8 +25,19 @@ static bool flatSlice(Operation *op, bool view) {
   if (!sl || cast<RankedTensorType>(sl.getType()).getRank() != 1)
     return false;
   Operation *def = sl.getInput().getDefiningOp();
-  return view ? isa_and_nonnull<AllGatherOp>(def)
-              : isa_and_nonnull<ReduceScatterOp>(def);
+  if (view)
+    return isa_and_nonnull<AllGatherOp>(def);
+  // The owned range is read after the wait of an overlapped reduction, the
+  // expert divide, the embedding group's all-reduce and the unscale.
+  while (def && isa<WaitOp, ScaleOp, DivScalarOp, MulOp, AllReduceOp>(def)) {
+    Value flat;
+    for (Value in : def->getOperands())
+      if (auto ty = dyn_cast<RankedTensorType>(in.getType());
+          ty && ty.getRank() == 1)
+        flat = in;
+    def = flat ? flat.getDefiningOp() : nullptr;
+  }
+  return isa_and_nonnull<ReduceScatterOp>(def);
 }
 
 /// The slice taken one element off (an offset computed without the padding
