@@ -46,6 +46,12 @@ struct TypeFlow {
 /// Calls its argument for each lineage, in order, with its index.
 using LineageWalk = llvm::function_ref<LogicalResult(
     llvm::function_ref<LogicalResult(size_t, const json::Value &)>)>;
+/// A lineage's slices as boxes: lo0, hi0, lo1, hi1, ... each.
+using LineageBoxes = std::vector<std::vector<int64_t>>;
+/// Calls its argument, in order, with each lineage's index, its spec
+/// tensor id and its slices' boxes (lineages without them are skipped).
+using LineageBoxWalk = llvm::function_ref<void(
+    llvm::function_ref<void(size_t, int64_t, LineageBoxes)>)>;
 
 struct GraphInfo {
   const json::Object *graph = nullptr;
@@ -115,7 +121,12 @@ private:
   void warnConflictingClaims(
       const std::map<std::pair<std::string, int64_t>, std::set<std::string>>
           &claims);
-  LogicalResult emitLineages(LineageWalk walk);
+  /// `boxes`, when given, reads the same boxes as `walk` does, faster.
+  LogicalResult emitLineages(LineageWalk walk, LineageBoxWalk boxes = {});
+  /// The boxes of the lineages in the file, scanned without a document.
+  void scanLineageBoxes(
+      llvm::function_ref<void(size_t, int64_t, LineageBoxes)> fn);
+  jsonscan::Span lineagesSpan;
   /// The lineages of the inputs and final weight gradients, in VERDICT's
   /// format, from the tensors' index maps and the nodes' cell ids (a file
   /// without lineages); after the programs are emitted.
@@ -138,6 +149,15 @@ private:
   /// The element spans of the node list at `list` (empty if it is not one).
   std::vector<jsonscan::Span> nodeSpans(jsonscan::Span list);
   std::string signature(const json::Array &nodes, int64_t rank);
+  /// The same classes of ranks from the node list's bytes, without a
+  /// document: every value it does not renumber is compared as written,
+  /// so ranks with equal scanned signatures parse to equal signatures.
+  /// Fails (with `error` set) where the bytes are not a list of objects.
+  bool scanSignature(jsonscan::Span nodes, int64_t rank, std::string &sig,
+                     std::string &error);
+  /// A group's members as `signature` writes them, by (index, base).
+  const std::string &groupKey(int64_t index, int64_t base);
+  std::map<std::pair<int64_t, int64_t>, std::string> groupMembers;
   ArrayAttr classGroups(const Prog &p, ArrayRef<int64_t> members);
 
   MLIRContext *ctx;

@@ -16,6 +16,7 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
+#include <unordered_map>
 
 using namespace mlir;
 using namespace mlir::tv;
@@ -325,6 +326,29 @@ static int64_t relRank(int64_t x, int64_t base, int64_t n) {
   return ((x - base) % n + n) % n;
 }
 
+/// A collective group by its members (renumbered from `base`), not by its
+/// index in the file.
+const std::string &Importer::groupKey(int64_t index, int64_t base) {
+  auto [it, fresh] = groupMembers.try_emplace({index, base});
+  if (!fresh)
+    return it->second;
+  const json::Object *grp =
+      groups && index >= 0 && index < (int64_t)groups->size()
+          ? (*groups)[index].getAsObject()
+          : nullptr;
+  std::vector<int64_t> members;
+  if (const json::Array *ns = grp ? grp->getArray("nodes") : nullptr)
+    for (const json::Value &m : *ns)
+      if (const json::Array *pair = m.getAsArray())
+        if (!pair->empty() && (*pair)[0].getAsInteger())
+          members.push_back(relRank(*(*pair)[0].getAsInteger(), base, numRanks));
+  llvm::sort(members);
+  llvm::raw_string_ostream os(it->second);
+  for (int64_t m : members)
+    os << m << ",";
+  return it->second;
+}
+
 std::string Importer::signature(const json::Array &nodes, int64_t rank) {
   int64_t n = numRanks, base = rank / planRanks * planRanks;
   std::string sig;
@@ -380,21 +404,7 @@ std::string Importer::signature(const json::Array &nodes, int64_t rank) {
       if (key == "in" || key == "out") {
         refs(v.getAsArray(), sum && key == "in");
       } else if (key == "group") {
-        // The group by its members, not by its index in the file.
-        const json::Object *grp =
-            groups && v.getAsInteger() && *v.getAsInteger() >= 0 &&
-                    *v.getAsInteger() < (int64_t)groups->size()
-                ? (*groups)[*v.getAsInteger()].getAsObject()
-                : nullptr;
-        std::vector<int64_t> members;
-        if (const json::Array *ns = grp ? grp->getArray("nodes") : nullptr)
-          for (const json::Value &m : *ns)
-            if (const json::Array *pair = m.getAsArray())
-              if (!pair->empty() && (*pair)[0].getAsInteger())
-                members.push_back(relRank(*(*pair)[0].getAsInteger(), base, n));
-        llvm::sort(members);
-        for (int64_t m : members)
-          os << m << ",";
+        os << groupKey(v.getAsInteger().value_or(-1), base);
       } else if (key == "p2p" || key == "kwargs") {
         const json::Object *o = v.getAsObject();
         if (!o) {
@@ -422,6 +432,236 @@ std::string Importer::signature(const json::Array &nodes, int64_t rank) {
     os << "\n";
   }
   return sig;
+}
+
+/// A JSON integer as written (`-`, then `0` or a digit 1-9 and digits).
+static bool jsonInt(StringRef s, int64_t &x) {
+  StringRef d = s.starts_with("-") ? s.drop_front() : s;
+  if (d.empty() || (d[0] == '0' && d.size() > 1) ||
+      !llvm::all_of(d, [](char c) { return c >= '0' && c <= '9'; }))
+    return false;
+  return !s.getAsInteger(10, x);
+}
+
+/// A JSON value's integer as llvm::json reads it (an integral number).
+static std::optional<int64_t> intOf(StringRef raw) {
+  int64_t x;
+  if (jsonInt(raw, x))
+    return x;
+  llvm::Expected<json::Value> v = json::parse(raw);
+  if (!v) {
+    llvm::consumeError(v.takeError());
+    return std::nullopt;
+  }
+  return v->getAsInteger();
+}
+
+void Importer::scanLineageBoxes(
+    llvm::function_ref<void(size_t, int64_t, LineageBoxes)> fn) {
+  using jsonscan::Span;
+  StringRef buf = buffer;
+  std::string ignored;
+  auto isA = [&](Span v, char c) {
+    return v.begin < v.end && buf[v.begin] == c;
+  };
+  // The members of an object by key (the last of a repeated key).
+  auto membersOf = [&](Span obj, std::map<StringRef, Span> &into) {
+    return isA(obj, '{') && jsonscan::members(
+                                buf, obj,
+                                [&](StringRef k, Span v) {
+                                  into[k] = v;
+                                  return true;
+                                },
+                                ignored);
+  };
+  auto elementsOf = [&](Span arr, llvm::function_ref<void(Span)> each) {
+    return isA(arr, '[') && jsonscan::elements(
+                                buf, arr,
+                                [&](size_t, Span v) {
+                                  each(v);
+                                  return true;
+                                },
+                                ignored);
+  };
+  (void)jsonscan::elements(
+      buf, lineagesSpan,
+      [&](size_t li, Span l) {
+        // As jsonLineageBoxes reads a parsed lineage.
+        std::map<StringRef, Span> keys;
+        if (!membersOf(l, keys) || !keys.count("Ts") ||
+            !keys.count("slices") || !isA(keys["slices"], '['))
+          return true;
+        SmallVector<std::optional<int64_t>, 4> ts;
+        if (!elementsOf(keys["Ts"], [&](Span x) {
+              ts.push_back(intOf(x.in(buf)));
+            }) ||
+            ts.size() != 4 || llvm::is_contained(ts, std::nullopt))
+          return true;
+        LineageBoxes boxes;
+        elementsOf(keys["slices"], [&](Span sv) {
+          std::vector<int64_t> b;
+          std::map<StringRef, Span> slice;
+          if (membersOf(sv, slice) && slice.count("slice"))
+            elementsOf(slice["slice"], [&](Span dv) {
+              elementsOf(dv, [&](Span x) {
+                b.push_back(intOf(x.in(buf)).value_or(0));
+              });
+            });
+          boxes.push_back(std::move(b));
+        });
+        fn(li, *ts[2], std::move(boxes));
+        return true;
+      },
+      ignored);
+}
+
+bool Importer::scanSignature(jsonscan::Span nodes, int64_t rank,
+                             std::string &sig, std::string &err) {
+  using jsonscan::Span;
+  const int64_t n = numRanks, base = rank / planRanks * planRanks;
+  StringRef buf = buffer;
+  llvm::raw_string_ostream os(sig);
+  std::string ignored;
+  auto raw = [&](Span v) { return v.in(buf); };
+  auto isA = [&](Span v, char c) { return v.begin < v.end && buf[v.begin] == c; };
+  // A list of tensor references: [rank, mb, tid, version] renumbered;
+  // anything else written as it is.
+  auto refs = [&](Span arr, bool sorted) {
+    std::vector<std::array<int64_t, 4>> v;
+    bool ok = isA(arr, '[') &&
+              jsonscan::elements(
+                  buf, arr,
+                  [&](size_t, Span x) {
+                    std::array<int64_t, 4> t;
+                    size_t k = 0;
+                    bool ref = isA(x, '[') &&
+                               jsonscan::elements(
+                                   buf, x,
+                                   [&](size_t i, Span e) {
+                                     if (i >= 4 || !jsonInt(raw(e), t[i]))
+                                       return false;
+                                     k = i + 1;
+                                     return true;
+                                   },
+                                   ignored) &&
+                               k == 4;
+                    if (ref)
+                      v.push_back({relRank(t[0], base, n), t[1], t[2], t[3]});
+                    else
+                      os << "?" << raw(x);
+                    return true;
+                  },
+                  ignored);
+    if (!ok) {
+      os << "?" << raw(arr);
+      return;
+    }
+    if (sorted)
+      llvm::sort(v);
+    for (auto &t : v)
+      os << "[" << t[0] << "," << t[1] << "," << t[2] << "," << t[3] << "]";
+  };
+  // Rank-valued keys, as `signature` reads them.
+  auto ranksOf = [&](Span v) {
+    int64_t x;
+    if (jsonInt(raw(v), x)) {
+      os << relRank(x, base, n);
+      return;
+    }
+    SmallVector<std::optional<int64_t>> xs;
+    SmallVector<StringRef> texts;
+    bool ok = isA(v, '[') && jsonscan::elements(
+                                 buf, v,
+                                 [&](size_t, Span e) {
+                                   int64_t y;
+                                   xs.push_back(jsonInt(raw(e), y)
+                                                    ? std::optional(y)
+                                                    : std::nullopt);
+                                   texts.push_back(raw(e));
+                                   return true;
+                                 },
+                                 ignored);
+    if (!ok) {
+      os << "?" << raw(v);
+      return;
+    }
+    if (!llvm::is_contained(xs, std::optional(rank)))
+      for (std::optional<int64_t> &y : xs)
+        if (y && *y >= 0 && *y < planRanks)
+          *y += base;
+    os << "[";
+    for (auto [y, text] : llvm::zip(xs, texts)) {
+      if (y)
+        os << relRank(*y, base, n) << ",";
+      else
+        os << "?" << text << ",";
+    }
+    os << "]";
+  };
+  bool ok = isA(nodes, '[') && jsonscan::elements(
+      buf, nodes,
+      [&](size_t, Span node) {
+        SmallVector<std::pair<StringRef, Span>, 16> kv;
+        if (!isA(node, '{') ||
+            !jsonscan::members(
+                buf, node,
+                [&](StringRef k, Span v) {
+                  kv.push_back({k, v});
+                  return true;
+                },
+                ignored)) {
+          os << "?" << raw(node) << ";\n";
+          return true;
+        }
+        StringRef op;
+        for (auto &[k, v] : kv)
+          if (k == "opname")
+            op = raw(v);
+        // A sum does not depend on the order of its inputs.
+        bool sum = op == "\"AllReducePrim\"" || op == "\"CROSS_DP_WRED\"";
+        for (auto &[key, v] : kv) {
+          os << key << "=";
+          int64_t g;
+          if (key == "in" || key == "out") {
+            refs(v, sum && key == "in");
+          } else if (key == "group") {
+            if (jsonInt(raw(v), g))
+              os << groupKey(g, base);
+            else
+              os << "?" << raw(v);
+          } else if ((key == "p2p" || key == "kwargs") && isA(v, '{')) {
+            SmallVector<std::pair<StringRef, Span>, 8> o;
+            if (!jsonscan::members(
+                    buf, v,
+                    [&](StringRef k, Span x) {
+                      o.push_back({k, x});
+                      return true;
+                    },
+                    ignored)) {
+              os << "?" << raw(v);
+            } else {
+              llvm::stable_sort(o, [](auto &x, auto &y) {
+                return x.first < y.first;
+              });
+              for (auto &[kk, vv] : o) {
+                os << kk << ":";
+                if (kk == "src" || kk == "dst" || kk == "ranks")
+                  ranksOf(vv);
+                else
+                  os << raw(vv);
+                os << ",";
+              }
+            }
+          } else {
+            os << raw(v);
+          }
+          os << ";";
+        }
+        os << "\n";
+        return true;
+      },
+      err);
+  return ok;
 }
 
 /// Appends " (key: message)" for each error the reference front end wrote.
@@ -611,6 +851,8 @@ OwningOpRef<ModuleOp> Importer::run() {
   // replicas) and become one program.
   std::map<std::string, SmallVector<int64_t>> classOf;
   std::vector<std::string> classOrder;
+  // Scanned signature -> the parsed signature of its first rank.
+  std::unordered_map<std::string, std::string> scanClass;
   for (int64_t r = 0; r < numRanks; ++r) {
     auto it = rankSpans.find(r);
     if (it == rankSpans.end()) {
@@ -619,6 +861,18 @@ OwningOpRef<ModuleOp> Importer::run() {
       return {};
     }
     std::string path = "$.Gp.ranks." + std::to_string(r);
+    // The signature from the bytes; the nodes are parsed only for the
+    // first rank of each class (or where the bytes do not scan, so that
+    // the parser says what is wrong with them).
+    std::string sig, scanError;
+    bool scanned = scanSignature(it->second, r, sig, scanError);
+    if (scanned) {
+      auto found = scanClass.find(sig);
+      if (found != scanClass.end()) {
+        classOf[found->second].push_back(r);
+        continue;
+      }
+    }
     std::optional<json::Value> nodes = parseSpan(it->second, path);
     if (!nodes)
       return {};
@@ -628,8 +882,10 @@ OwningOpRef<ModuleOp> Importer::run() {
       return {};
     }
     collectFlow(*arr, gp);
-    std::string sig = signature(*arr, r);
-    auto [c, fresh] = classOf.try_emplace(std::move(sig));
+    std::string full = signature(*arr, r);
+    if (scanned)
+      scanClass.try_emplace(std::move(sig), full);
+    auto [c, fresh] = classOf.try_emplace(std::move(full));
     if (fresh)
       classOrder.push_back(c->first);
     c->second.push_back(r);
@@ -769,7 +1025,11 @@ OwningOpRef<ModuleOp> Importer::run() {
               return success();
             })))
       return {};
-  } else if (failed(emitLineages(walk))) {
+  } else if (lineagesSpan = top["lineages"];
+             failed(emitLineages(
+                 walk, [&](llvm::function_ref<void(size_t, int64_t,
+                                                   LineageBoxes)>
+                               fn) { scanLineageBoxes(fn); }))) {
     return {};
   }
   if (failed(verify(module)) || failed(checkLineages(module)))

@@ -21,20 +21,21 @@ using namespace mlir::tv::nnscaler;
 /// slices; the earlier on a tie) is dropped. Dropping an intermediate
 /// lineage only removes a cut point: its stage grows over the collective,
 /// and the final lineages stay.
-static std::set<size_t> coarserLineages(LineageWalk walk) {
-  using Box = std::vector<int64_t>; // lo0, hi0, lo1, hi1, ...
-  std::map<int64_t, std::vector<std::pair<size_t, std::vector<Box>>>> byTs;
+/// The boxes `walk` reads, from each parsed lineage.
+static void jsonLineageBoxes(
+    LineageWalk walk,
+    llvm::function_ref<void(size_t, int64_t, LineageBoxes)> fn) {
   (void)walk([&](size_t li, const json::Value &lv) -> LogicalResult {
     const json::Object *l = lv.getAsObject();
     TRef ts;
     const json::Array *slices = l ? l->getArray("slices") : nullptr;
     if (!l || !parseTRef(l->get("Ts"), ts) || !slices)
       return success();
-    std::vector<Box> boxes;
+    LineageBoxes boxes;
     for (const json::Value &sv : *slices) {
       const json::Object *so = sv.getAsObject();
       const json::Array *box = so ? so->getArray("slice") : nullptr;
-      Box b;
+      std::vector<int64_t> b;
       if (box)
         for (const json::Value &dv : *box)
           if (const json::Array *r = dv.getAsArray())
@@ -42,8 +43,16 @@ static std::set<size_t> coarserLineages(LineageWalk walk) {
               b.push_back(x.getAsInteger().value_or(0));
       boxes.push_back(std::move(b));
     }
-    byTs[ts.tid].push_back({li, std::move(boxes)});
+    fn(li, ts.tid, std::move(boxes));
     return success();
+  });
+}
+
+static std::set<size_t> coarserLineages(LineageBoxWalk walk) {
+  using Box = std::vector<int64_t>; // lo0, hi0, lo1, hi1, ...
+  std::map<int64_t, std::vector<std::pair<size_t, std::vector<Box>>>> byTs;
+  walk([&](size_t li, int64_t tid, LineageBoxes boxes) {
+    byTs[tid].push_back({li, std::move(boxes)});
   });
   auto overlap = [](const Box &a, const Box &b) {
     if (a.size() != b.size() || a == b)
@@ -73,7 +82,8 @@ static std::set<size_t> coarserLineages(LineageWalk walk) {
   return dropped;
 }
 
-LogicalResult Importer::emitLineages(LineageWalk walk) {
+LogicalResult Importer::emitLineages(LineageWalk walk,
+                                     LineageBoxWalk boxes) {
   // Merge VERDICT's lineages per (spec tensor, slice); union the groups.
   struct Entry {
     std::string spec;
@@ -84,7 +94,11 @@ LogicalResult Importer::emitLineages(LineageWalk walk) {
   };
   std::vector<Entry> entries;
   std::map<std::pair<std::string, std::vector<int64_t>>, size_t> index;
-  std::set<size_t> dropped = coarserLineages(walk);
+  std::set<size_t> dropped =
+      boxes ? coarserLineages(boxes)
+            : coarserLineages([&](llvm::function_ref<void(size_t, int64_t,
+                                                           LineageBoxes)>
+                                      fn) { jsonLineageBoxes(walk, fn); });
   LogicalResult read = walk([&](size_t li,
                                 const json::Value &lv) -> LogicalResult {
     std::string path = "$.lineages[" + std::to_string(li) + "]";
