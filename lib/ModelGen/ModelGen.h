@@ -510,7 +510,7 @@ private:
   /// addNormPart of a squared sum already taken.
   void addNormSum(Prog &P, NormParts &np, const Buf &b, Val s,
                   bool dpSharded, const std::string &hint);
-  Val planSquaredNorm(Prog &P, NormParts &np, const Val &anyGrad);
+  Val planSquaredNorm(Prog &P, NormParts &np);
   /// The size of a mesh axis.
   int64_t axisSize(const std::string &axis) const;
 };

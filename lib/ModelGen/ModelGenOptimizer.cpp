@@ -127,7 +127,7 @@ void Gen::endOfStep(Prog &P) {
       step(b, g, zDim, std::nullopt);
   }
   if (p.clipGrad > 0) {
-    Val factor = clipFactor(P, planSquaredNorm(P, norm, reduced[0].g));
+    Val factor = clipFactor(P, planSquaredNorm(P, norm));
     for (const Reduced &r : reduced)
       step(*r.b, r.g, r.zDim, factor);
   }
@@ -511,7 +511,7 @@ void Gen::flatStep(Prog &P) {
     reduce(pb);
   std::optional<Val> factor;
   if (p.clipGrad > 0)
-    factor = clipFactor(P, planSquaredNorm(P, norm, *pending[0].gs));
+    factor = clipFactor(P, planSquaredNorm(P, norm));
   for (Pending &pb : pending)
     stepBucket(pb, factor);
   for (auto it = pending.rbegin(); it != pending.rend(); ++it)

@@ -183,14 +183,12 @@ Val Gen::sumTree(Prog &P, std::vector<Val> xs, const std::string &hint) {
   return xs[0];
 }
 
-Val Gen::planSquaredNorm(Prog &P, NormParts &np, const Val &anyGrad) {
+Val Gen::planSquaredNorm(Prog &P, NormParts &np) {
   std::optional<Val> total;
   for (auto &[group, local] : np.parts) {
     // Nothing of this rank's counts in this group (no expert on this
     // stage, its owned ranges all padding): zero.
-    Val l = local ? *local
-                : P.scale(sumSquares(P, anyGrad, "grad_none"), 0.0,
-                          "grad_sqsum_local");
+    Val l = local ? *local : P.zeros({}, "grad_sqsum_local");
     Val r = group.empty() ? l : P.allReduce(l, group, "grad_sqsum_group");
     total = total ? P.add(*total, r, "grad_sqsum") : r;
   }
