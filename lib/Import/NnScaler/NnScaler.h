@@ -46,6 +46,30 @@ struct TypeFlow {
 /// Calls its argument for each lineage, in order, with its index.
 using LineageWalk = llvm::function_ref<LogicalResult(
     llvm::function_ref<LogicalResult(size_t, const json::Value &)>)>;
+/// A lineage's keys. `Tps` restates the members of `eq_groups`; `src`,
+/// `stage_known`, `snodes`, `pnodes` and `depends_on` are VERDICT's
+/// stage-cutting hints (tv cuts its own stages); `id` names the lineage.
+inline constexpr llvm::StringRef kLineageKeys[] = {"Ts", "slices",
+                                                   "full_shape"};
+inline constexpr llvm::StringRef kLineageInfo[] = {
+    "id", "src", "Tps", "stage_known", "snodes", "pnodes", "depends_on"};
+
+/// A lineage read by the scanner: what its statements need, from bytes
+/// that `llvm::json` would read alike (Importer::scanLineage).
+struct ScannedLineage {
+  TRef ts;
+  std::optional<SmallVector<int64_t, 4>> fullShape;
+  struct Slice {
+    SmallVector<int64_t, 4> lo, hi;
+    std::vector<std::vector<TRef>> groups;
+  };
+  std::vector<Slice> slices;
+};
+/// Calls the first function with each lineage the scanner cannot read
+/// (parsed), the second with each it can, in order, with its index.
+using LineageScanWalk = llvm::function_ref<LogicalResult(
+    llvm::function_ref<LogicalResult(size_t, const json::Value &)>,
+    llvm::function_ref<LogicalResult(size_t, const ScannedLineage &)>)>;
 /// A lineage's slices as boxes: lo0, hi0, lo1, hi1, ... each.
 using LineageBoxes = std::vector<std::vector<int64_t>>;
 /// Calls its argument, in order, with each lineage's index, its spec
@@ -122,7 +146,12 @@ private:
       const std::map<std::pair<std::string, int64_t>, std::set<std::string>>
           &claims);
   /// `boxes`, when given, reads the same boxes as `walk` does, faster.
-  LogicalResult emitLineages(LineageWalk walk, LineageBoxWalk boxes = {});
+  LogicalResult emitLineages(LineageWalk walk, LineageBoxWalk boxes = {},
+                             LineageScanWalk scanned = {});
+  /// The lineage at `span` when its bytes are plain and complete (every
+  /// key known, every reference and bound a plain integer); otherwise
+  /// nothing, and the caller parses it.
+  std::optional<ScannedLineage> scanLineage(jsonscan::Span span);
   /// The boxes of the lineages in the file, scanned without a document.
   void scanLineageBoxes(
       llvm::function_ref<void(size_t, int64_t, LineageBoxes)> fn);

@@ -16,6 +16,8 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
+#include <cctype>
+#include <cstring>
 #include <unordered_map>
 
 using namespace mlir;
@@ -454,6 +456,211 @@ static std::optional<int64_t> intOf(StringRef raw) {
     return std::nullopt;
   }
   return v->getAsInteger();
+}
+
+/// A string at `p` of printable ASCII and the escapes other than \u, moved
+/// past; `key`, when asked for, gets its content, which may then hold no
+/// escape at all (so that equal bytes are equal keys).
+static bool plainString(StringRef s, size_t &p, size_t end,
+                        StringRef *key = nullptr) {
+  if (p >= end || s[p] != '"')
+    return false;
+  size_t begin = ++p;
+  for (; p < end; ++p) {
+    unsigned char c = s[p];
+    if (c == '"') {
+      if (key)
+        *key = s.slice(begin, p);
+      ++p;
+      return true;
+    }
+    if (c < 0x20 || c >= 0x80)
+      return false;
+    if (c == '\\') {
+      if (key || p + 1 >= end)
+        return false;
+      char e = s[++p];
+      if (e == 0 || !std::strchr("\"\\/bfnrt", e))
+        return false;
+    }
+  }
+  return false;
+}
+
+/// Whether the value at `p` is JSON in a plain subset that `llvm::json`
+/// reads with no diagnostic and no choice: integers written plainly,
+/// plainString strings, literals, arrays, objects without a repeated or
+/// escaped key, nested at most 64 deep (parseSpan's bound). Moves past it.
+static bool plainJson(StringRef s, size_t &p, size_t end, unsigned depth) {
+  p = jsonscan::skipSpace(s, p);
+  if (p >= end || depth > 64)
+    return false;
+  char c = s[p];
+  if (c == '"')
+    return plainString(s, p, end);
+  if (c == '[' || c == '{') {
+    char close = c == '[' ? ']' : '}';
+    SmallVector<StringRef, 8> keys;
+    p = jsonscan::skipSpace(s, p + 1);
+    if (p < end && s[p] == close) {
+      ++p;
+      return true;
+    }
+    for (;;) {
+      if (c == '{') {
+        StringRef k;
+        p = jsonscan::skipSpace(s, p);
+        if (!plainString(s, p, end, &k) || llvm::is_contained(keys, k))
+          return false;
+        keys.push_back(k);
+        p = jsonscan::skipSpace(s, p);
+        if (p >= end || s[p] != ':')
+          return false;
+        ++p;
+      }
+      if (!plainJson(s, p, end, depth + 1))
+        return false;
+      p = jsonscan::skipSpace(s, p);
+      if (p < end && s[p] == ',') {
+        ++p;
+        continue;
+      }
+      if (p < end && s[p] == close) {
+        ++p;
+        return true;
+      }
+      return false;
+    }
+  }
+  size_t q = p;
+  while (q < end && (std::isalnum((unsigned char)s[q]) || s[q] == '-'))
+    ++q;
+  StringRef token = s.slice(p, q);
+  int64_t x;
+  if (token == "true" || token == "false" || token == "null" ||
+      jsonInt(token, x)) {
+    p = q;
+    return true;
+  }
+  return false;
+}
+
+std::optional<ScannedLineage> Importer::scanLineage(jsonscan::Span span) {
+  using jsonscan::Span;
+  StringRef buf = buffer;
+  size_t p = span.begin;
+  if (!plainJson(buf, p, span.end, 1) ||
+      jsonscan::skipSpace(buf, p) != span.end || buf[span.begin] != '{')
+    return std::nullopt;
+  // Plain JSON from here on: the scans below cannot fail on its syntax.
+  std::string ignored;
+  auto ints = [&](Span arr, SmallVectorImpl<int64_t> &out) {
+    bool ok = buf[arr.begin] == '[';
+    ok = ok && jsonscan::elements(
+                   buf, arr,
+                   [&](size_t, Span x) {
+                     int64_t v;
+                     if (!jsonInt(x.in(buf), v))
+                       return false;
+                     out.push_back(v);
+                     return true;
+                   },
+                   ignored);
+    return ok;
+  };
+  auto tref = [&](Span v, TRef &t) {
+    SmallVector<int64_t, 4> x;
+    if (!ints(v, x) || x.size() != 4)
+      return false;
+    t = {x[0], x[1], x[2], x[3]};
+    return true;
+  };
+  ScannedLineage out;
+  bool haveTs = false, haveSlices = false, ok = true;
+  auto known = [](StringRef k) {
+    return llvm::is_contained(kLineageKeys, k) ||
+           llvm::is_contained(kLineageInfo, k);
+  };
+  jsonscan::members(
+      buf, span,
+      [&](StringRef key, Span v) {
+        if (!known(key))
+          return ok = false;
+        if (key == "Ts")
+          return ok = haveTs = tref(v, out.ts);
+        if (key == "full_shape")
+          return ok = ints(v, out.fullShape.emplace());
+        if (key != "slices")
+          return true;
+        haveSlices = true;
+        return ok = buf[v.begin] == '[' &&
+                    jsonscan::elements(
+                        buf, v,
+                        [&](size_t, Span sv) {
+                          ScannedLineage::Slice sl;
+                          int seen = 0;
+                          bool good =
+                              buf[sv.begin] == '{' &&
+                              jsonscan::members(
+                                  buf, sv,
+                                  [&](StringRef k, Span x) {
+                                    if (k == "slice") {
+                                      ++seen;
+                                      return buf[x.begin] == '[' &&
+                                             jsonscan::elements(
+                                                 buf, x,
+                                                 [&](size_t, Span r) {
+                                                   SmallVector<int64_t, 2> b;
+                                                   if (!ints(r, b) ||
+                                                       b.size() != 2)
+                                                     return false;
+                                                   sl.lo.push_back(b[0]);
+                                                   sl.hi.push_back(b[1]);
+                                                   return true;
+                                                 },
+                                                 ignored);
+                                    }
+                                    if (k != "eq_groups")
+                                      return false;
+                                    ++seen;
+                                    return buf[x.begin] == '[' &&
+                                           jsonscan::elements(
+                                               buf, x,
+                                               [&](size_t, Span g) {
+                                                 std::vector<TRef> grp;
+                                                 bool refs =
+                                                     buf[g.begin] == '[' &&
+                                                     jsonscan::elements(
+                                                         buf, g,
+                                                         [&](size_t, Span t) {
+                                                           TRef r;
+                                                           if (!tref(t, r) ||
+                                                               r.rank < 0)
+                                                             return false;
+                                                           grp.push_back(r);
+                                                           return true;
+                                                         },
+                                                         ignored);
+                                                 if (!refs || grp.empty())
+                                                   return false;
+                                                 sl.groups.push_back(
+                                                     std::move(grp));
+                                                 return true;
+                                               },
+                                               ignored);
+                                  },
+                                  ignored);
+                          if (!good || seen != 2)
+                            return false;
+                          out.slices.push_back(std::move(sl));
+                          return true;
+                        },
+                        ignored);
+      },
+      ignored);
+  if (!ok || !haveTs || !haveSlices)
+    return std::nullopt;
+  return out;
 }
 
 void Importer::scanLineageBoxes(
@@ -990,16 +1197,27 @@ OwningOpRef<ModuleOp> Importer::run() {
       inputNames[m] = inputNames[r];
     }
   }
-  auto walk = [&](llvm::function_ref<LogicalResult(size_t, const json::Value &)>
-                      fn) -> LogicalResult {
+  // The file's lineages: with `fast`, scanned where their bytes are plain;
+  // the others parsed (the parser's diagnostic for what is wrong with them).
+  auto scannedWalk =
+      [&](llvm::function_ref<LogicalResult(size_t, const json::Value &)> parsed,
+          llvm::function_ref<LogicalResult(size_t, const ScannedLineage &)>
+              fast) -> LogicalResult {
     std::string err;
     bool failedInside = false;
     bool ok = jsonscan::elements(
         buffer, top["lineages"],
         [&](size_t i, Span v) {
+          if (std::optional<ScannedLineage> l =
+                  fast ? scanLineage(v) : std::nullopt) {
+            if (succeeded(fast(i, *l)))
+              return true;
+            failedInside = true;
+            return false;
+          }
           std::optional<json::Value> l =
               parseSpan(v, "$.lineages[" + std::to_string(i) + "]");
-          if (!l || failed(fn(i, *l))) {
+          if (!l || failed(parsed(i, *l))) {
             failedInside = true;
             return false;
           }
@@ -1010,6 +1228,8 @@ OwningOpRef<ModuleOp> Importer::run() {
       error("$.lineages") << "malformed JSON: " << err;
     return success(ok);
   };
+  auto walk = [&](llvm::function_ref<LogicalResult(size_t, const json::Value &)>
+                      fn) { return scannedWalk(fn, {}); };
   json::Array derived;
   if (derive) {
     module->setAttr(kInferIntermediatesAttrName, UnitAttr::get(ctx));
@@ -1027,9 +1247,10 @@ OwningOpRef<ModuleOp> Importer::run() {
       return {};
   } else if (lineagesSpan = top["lineages"];
              failed(emitLineages(
-                 walk, [&](llvm::function_ref<void(size_t, int64_t,
-                                                   LineageBoxes)>
-                               fn) { scanLineageBoxes(fn); }))) {
+                 walk,
+                 [&](llvm::function_ref<void(size_t, int64_t, LineageBoxes)>
+                         fn) { scanLineageBoxes(fn); },
+                 scannedWalk))) {
     return {};
   }
   if (failed(verify(module)) || failed(checkLineages(module)))

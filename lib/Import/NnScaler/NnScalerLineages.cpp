@@ -82,8 +82,8 @@ static std::set<size_t> coarserLineages(LineageBoxWalk walk) {
   return dropped;
 }
 
-LogicalResult Importer::emitLineages(LineageWalk walk,
-                                     LineageBoxWalk boxes) {
+LogicalResult Importer::emitLineages(LineageWalk walk, LineageBoxWalk boxes,
+                                     LineageScanWalk scanned) {
   // Merge VERDICT's lineages per (spec tensor, slice); union the groups.
   struct Entry {
     std::string spec;
@@ -99,21 +99,48 @@ LogicalResult Importer::emitLineages(LineageWalk walk,
             : coarserLineages([&](llvm::function_ref<void(size_t, int64_t,
                                                            LineageBoxes)>
                                       fn) { jsonLineageBoxes(walk, fn); });
-  LogicalResult read = walk([&](size_t li,
-                                const json::Value &lv) -> LogicalResult {
+  // The statement of one slice: merged with those of the same box.
+  auto entryFor = [&](const std::string &specName, const std::string &spath,
+                      bool complex, ArrayRef<int64_t> lo,
+                      ArrayRef<int64_t> hi) -> Entry & {
+    std::vector<int64_t> keyBox;
+    for (auto [l, h] : llvm::zip(lo, hi)) {
+      keyBox.push_back(l);
+      keyBox.push_back(h);
+    }
+    auto [it, inserted] = index.try_emplace({specName, keyBox}, entries.size());
+    if (inserted) {
+      Entry e;
+      e.spec = specName;
+      e.path = spath;
+      e.complex = complex;
+      e.lo.assign(lo.begin(), lo.end());
+      e.hi.assign(hi.begin(), hi.end());
+      entries.push_back(std::move(e));
+    }
+    return entries[it->second];
+  };
+  auto addGroup = [](Entry &dst,
+                     std::vector<std::pair<std::string, int64_t>> refs) {
+    llvm::sort(refs);
+    if (llvm::find(dst.groups, refs) == dst.groups.end())
+      dst.groups.push_back(std::move(refs));
+  };
+  auto fullShapeError = [&](const std::string &path, int64_t tid,
+                            ArrayRef<int64_t> shape) {
+    InFlightDiagnostic d = error(path + ".full_shape");
+    d << "expected the shape of spec tensor " << tid << ", [";
+    llvm::interleaveComma(shape, d);
+    d << "]";
+    return LogicalResult(d);
+  };
+  auto readParsed = [&](size_t li, const json::Value &lv) -> LogicalResult {
     std::string path = "$.lineages[" + std::to_string(li) + "]";
     const json::Object *l = lv.getAsObject();
     TRef ts;
     if (!l || !parseTRef(l->get("Ts"), ts))
       return error(path) << "lineage needs a Ts tensor reference";
-    // `Tps` restates the members of `eq_groups`; `src`, `stage_known`,
-    // `snodes`, `pnodes` and `depends_on` are VERDICT's stage-cutting hints
-    // (tv cuts its own stages); `id` names the lineage.
-    static const StringRef lineageKeys[] = {"Ts", "slices", "full_shape"};
-    static const StringRef lineageInfo[] = {"id",     "src",    "Tps",
-                                            "stage_known", "snodes", "pnodes",
-                                            "depends_on"};
-    if (failed(onlyKeys(*l, path, lineageKeys, lineageInfo)))
+    if (failed(onlyKeys(*l, path, kLineageKeys, kLineageInfo)))
       return failure();
     if (const json::Value *fv = l->get("full_shape")) {
       auto it = gs.shape.find(ts.tid);
@@ -121,13 +148,8 @@ LogicalResult Importer::emitLineages(LineageWalk walk,
       bool same = fa && it != gs.shape.end() && fa->size() == it->second.size();
       for (size_t d = 0; same && d < fa->size(); ++d)
         same = (*fa)[d].getAsInteger() == std::optional<int64_t>(it->second[d]);
-      if (!same && it != gs.shape.end()) {
-        InFlightDiagnostic d = error(path + ".full_shape");
-        d << "expected the shape of spec tensor " << ts.tid << ", [";
-        llvm::interleaveComma(it->second, d);
-        d << "]";
-        return d;
-      }
+      if (!same && it != gs.shape.end())
+        return fullShapeError(path, ts.tid, it->second);
     }
     if (dropped.count(li))
       return success();
@@ -146,26 +168,18 @@ LogicalResult Importer::emitLineages(LineageWalk walk,
         return error(spath) << "slice needs 'slice' and 'eq_groups'";
       if (failed(onlyKeys(*s, spath, {"slice", "eq_groups"}, {})))
         return failure();
-      Entry e;
-      e.spec = specName;
-      e.path = spath;
-      e.complex = gs.complexTids.count(ts.tid);
-      std::vector<int64_t> keyBox;
+      SmallVector<int64_t, 4> lo, hi;
       for (auto [d, dv] : llvm::enumerate(*box)) {
         const json::Array *r = dv.getAsArray();
         if (!r || r->size() != 2 || !(*r)[0].getAsInteger() ||
             !(*r)[1].getAsInteger())
           return error(spath + ".slice[" + std::to_string(d) + "]")
                  << "expected [start, end)";
-        e.lo.push_back(*(*r)[0].getAsInteger());
-        e.hi.push_back(*(*r)[1].getAsInteger());
-        keyBox.push_back(e.lo.back());
-        keyBox.push_back(e.hi.back());
+        lo.push_back(*(*r)[0].getAsInteger());
+        hi.push_back(*(*r)[1].getAsInteger());
       }
-      auto [it, inserted] = index.try_emplace({specName, keyBox}, entries.size());
-      if (inserted)
-        entries.push_back(e);
-      Entry &dst = entries[it->second];
+      Entry &dst =
+          entryFor(specName, spath, gs.complexTids.count(ts.tid), lo, hi);
       for (auto [gi, gv] : llvm::enumerate(*eq)) {
         const json::Array *grp = gv.getAsArray();
         if (!grp || grp->empty())
@@ -180,13 +194,39 @@ LogicalResult Importer::emitLineages(LineageWalk walk,
                    << "expected a plan tensor [rank >= 0, mb, tid, v]";
           refs.push_back({name(tp, false), tp.rank});
         }
-        llvm::sort(refs);
-        if (llvm::find(dst.groups, refs) == dst.groups.end())
-          dst.groups.push_back(refs);
+        addGroup(dst, std::move(refs));
       }
     }
     return success();
-  });
+  };
+  // A scanned lineage is complete and well-formed (scanLineage): the same
+  // steps without the diagnostics that cannot fire.
+  auto readScanned = [&](size_t li, const ScannedLineage &l) -> LogicalResult {
+    std::string path = "$.lineages[" + std::to_string(li) + "]";
+    if (l.fullShape) {
+      auto it = gs.shape.find(l.ts.tid);
+      if (it != gs.shape.end() &&
+          ArrayRef<int64_t>(*l.fullShape) != ArrayRef<int64_t>(it->second))
+        return fullShapeError(path, l.ts.tid, it->second);
+    }
+    if (dropped.count(li) || gs.masks.count(l.ts.tid))
+      return success();
+    std::string specName = name(l.ts, true);
+    for (auto [si, sl] : llvm::enumerate(l.slices)) {
+      Entry &dst = entryFor(specName,
+                            path + ".slices[" + std::to_string(si) + "]",
+                            gs.complexTids.count(l.ts.tid), sl.lo, sl.hi);
+      for (const std::vector<TRef> &grp : sl.groups) {
+        std::vector<std::pair<std::string, int64_t>> refs;
+        for (const TRef &tp : grp)
+          refs.push_back({name(tp, false), tp.rank});
+        addGroup(dst, std::move(refs));
+      }
+    }
+    return success();
+  };
+  LogicalResult read =
+      scanned ? scanned(readParsed, readScanned) : walk(readParsed);
   if (failed(read))
     return failure();
   b.setInsertionPointToEnd(module.getBody());
