@@ -266,12 +266,14 @@ void replaceRead(OpBuilder &b, const Read &read, Value base, Value old,
 
 /// A term of a squared norm: the sum of squares of a box of a
 /// per-parameter all-reduce, read through elementwise ops with scalars,
-/// added (times `coefficient`) into the input of the all-reduce `target`.
+/// added (times its `factors`) into the input of the all-reduce `target`.
 struct Term {
   Value read; // the slice
   SmallVector<Operation *> chain;
   Operation *square = nullptr, *sum = nullptr, *target = nullptr;
-  double coefficient = 1;
+  /// The constant factors on the way, in order (compared as sequences, not
+  /// as floating-point products).
+  std::vector<double> factors;
   mlir::tv::Box box;
 };
 
@@ -328,7 +330,7 @@ std::optional<Term> termAt(SliceOp sl) {
       return std::nullopt;
     u = *cur.getUsers().begin();
     if (auto sc = dyn_cast<ScaleOp>(u)) {
-      t.coefficient *= sc.getScalarAttr().getValueAsDouble();
+      t.factors.push_back(sc.getScalarAttr().getValueAsDouble());
       cur = sc.getResult();
       continue;
     }
@@ -757,7 +759,12 @@ bool Rewriter::sameEverywhere(Value a, Value b, unsigned depth) {
   if (auto in = dyn_cast<InputOp>(da))
     return cast<RankedTensorType>(a.getType()).getRank() == 0 &&
            sharedInputs().contains(in.getName());
-  if (!isPure(da) || isa<CollectiveOpInterface>(da))
+  // Only ops whose value is a function of their operands and attributes
+  // alone: not those that read the rank's mesh coordinate (an embedding,
+  // a target logit or a mask along a `vocab_axis` or `query_axis`).
+  if (!isa<ScaleOp, DivScalarOp, AddScalarOp, SubScalarOp, RSubScalarOp,
+           PowOp, NegOp, CopyOp, SqrtOp, MulOp, DivOp, AddOp, SubOp,
+           ReshapeOp, ZerosOp>(da))
     return false;
   for (auto [x, y] : llvm::zip(da->getOperands(), db->getOperands()))
     if (!sameEverywhere(x, y, depth + 1))
@@ -789,7 +796,7 @@ bool Rewriter::sameChain(const Term &a, const Term &b) {
 void Rewriter::normTerms() {
   // Each piece's terms on each rewritten reduce-scatter's program.
   struct PieceTerms {
-    SmallVector<std::pair<Operation *, SmallVector<Term>>> byOp;
+    SmallVector<std::pair<Operation *, std::vector<Term>>> byOp;
   };
   std::map<std::pair<size_t, size_t>, PieceTerms> pieces;
   llvm::DenseSet<Operation *> targets;
@@ -797,7 +804,7 @@ void Rewriter::normTerms() {
     for (auto [k, ar] : llvm::enumerate(sc.pieceReduce)) {
       if (!ar)
         continue;
-      SmallVector<Term> terms;
+      std::vector<Term> terms;
       for (Operation *u : ar->getResult(0).getUsers())
         if (auto sl = dyn_cast<SliceOp>(u))
           if (std::optional<Term> t = termAt(sl)) {
@@ -836,11 +843,11 @@ void Rewriter::normTerms() {
     bool ok = true;
     for (auto &[rs, terms] : pt.byOp)
       for (const Term &t : terms)
-        ok = ok && t.coefficient == ref->coefficient && sameChain(t, *ref);
+        ok = ok && t.factors == ref->factors && sameChain(t, *ref);
     // The member that counts the whole piece: the lowest group index with
     // a term, which every program at that index must have.
     std::optional<int64_t> z0;
-    llvm::DenseMap<Operation *, const SmallVector<Term> *> termsOf;
+    llvm::DenseMap<Operation *, const std::vector<Term> *> termsOf;
     for (auto &[rs, terms] : pt.byOp) {
       termsOf[rs] = &terms;
       int64_t z = scattered.lookup(rs).index;
@@ -863,7 +870,7 @@ void Rewriter::normTerms() {
       SmallVector<mlir::tv::Box> boxes;
       std::optional<size_t> at;
       for (auto &[rank, op] : step->members) {
-        const SmallVector<Term> *terms = termsOf.lookup(op);
+        const std::vector<Term> *terms = termsOf.lookup(op);
         if (!terms) {
           ok = false;
           break;

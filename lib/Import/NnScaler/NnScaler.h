@@ -73,8 +73,10 @@ using LineageScanWalk = llvm::function_ref<LogicalResult(
 /// A lineage's slices as boxes: lo0, hi0, lo1, hi1, ... each.
 using LineageBoxes = std::vector<std::vector<int64_t>>;
 /// Calls its argument, in order, with each lineage's index, its spec
-/// tensor id and its slices' boxes (lineages without them are skipped).
-using LineageBoxWalk = llvm::function_ref<void(
+/// tensor id and its slices' boxes (lineages without them are skipped);
+/// false when it could not read them all as a parser would (the caller
+/// then reads them parsed).
+using LineageBoxWalk = llvm::function_ref<bool(
     llvm::function_ref<void(size_t, int64_t, LineageBoxes)>)>;
 
 struct GraphInfo {
@@ -153,7 +155,7 @@ private:
   /// nothing, and the caller parses it.
   std::optional<ScannedLineage> scanLineage(jsonscan::Span span);
   /// The boxes of the lineages in the file, scanned without a document.
-  void scanLineageBoxes(
+  bool scanLineageBoxes(
       llvm::function_ref<void(size_t, int64_t, LineageBoxes)> fn);
   jsonscan::Span lineagesSpan;
   /// The lineages of the inputs and final weight gradients, in VERDICT's

@@ -402,7 +402,8 @@ std::string Importer::signature(const json::Array &nodes, int64_t rank) {
     bool sum = op == "AllReducePrim" || op == "CROSS_DP_WRED";
     for (auto &[k, v] : *node) {
       StringRef key(k);
-      os << key << "=";
+      // Keys length first: a key holding "=" or ";" writes no other keys.
+      os << key.size() << ":" << key << "=";
       if (key == "in" || key == "out") {
         refs(v.getAsArray(), sum && key == "in");
       } else if (key == "group") {
@@ -418,7 +419,7 @@ std::string Importer::signature(const json::Array &nodes, int64_t rank) {
             kv.push_back({std::string(StringRef(kk)), &vv});
           llvm::sort(kv, [](auto &x, auto &y) { return x.first < y.first; });
           for (auto &[kk, vv] : kv) {
-            os << kk << ":";
+            os << kk.size() << ":" << kk << ":";
             if (kk == "src" || kk == "dst" || kk == "ranks")
               ranksOf(*vv);
             else
@@ -663,7 +664,7 @@ std::optional<ScannedLineage> Importer::scanLineage(jsonscan::Span span) {
   return out;
 }
 
-void Importer::scanLineageBoxes(
+bool Importer::scanLineageBoxes(
     llvm::function_ref<void(size_t, int64_t, LineageBoxes)> fn) {
   using jsonscan::Span;
   StringRef buf = buffer;
@@ -671,11 +672,17 @@ void Importer::scanLineageBoxes(
   auto isA = [&](Span v, char c) {
     return v.begin < v.end && buf[v.begin] == c;
   };
-  // The members of an object by key (the last of a repeated key).
+  // An escaped key may name a key the parser reads: the boxes are then
+  // read parsed instead.
+  bool plain = true;
+  // The members of an object by key (the last of a repeated key, as the
+  // parser keeps it).
   auto membersOf = [&](Span obj, std::map<StringRef, Span> &into) {
     return isA(obj, '{') && jsonscan::members(
                                 buf, obj,
                                 [&](StringRef k, Span v) {
+                                  if (k.contains('\\'))
+                                    plain = false;
                                   into[k] = v;
                                   return true;
                                 },
@@ -720,6 +727,7 @@ void Importer::scanLineageBoxes(
         return true;
       },
       ignored);
+  return plain;
 }
 
 bool Importer::scanSignature(jsonscan::Span nodes, int64_t rank,
@@ -729,40 +737,58 @@ bool Importer::scanSignature(jsonscan::Span nodes, int64_t rank,
   StringRef buf = buffer;
   llvm::raw_string_ostream os(sig);
   std::string ignored;
+  // Cleared where the bytes are not plain enough to stand for their parse:
+  // a value `signature` renumbers not written as a plain integer, or an
+  // escaped key (the rank is then parsed).
+  bool plain = true;
   auto raw = [&](Span v) { return v.in(buf); };
-  auto isA = [&](Span v, char c) { return v.begin < v.end && buf[v.begin] == c; };
-  // A list of tensor references: [rank, mb, tid, version] renumbered;
-  // anything else written as it is.
+  auto isA = [&](Span v, char c) {
+    return v.begin < v.end && buf[v.begin] == c;
+  };
+  // Bytes compared as they are, length first: no two sequences of them
+  // write the same text.
+  auto bytes = [&](StringRef b) { os << b.size() << ':' << b; };
+  auto ints = [&](Span v, SmallVectorImpl<int64_t> &out) {
+    return isA(v, '[') && jsonscan::elements(
+                              buf, v,
+                              [&](size_t, Span e) {
+                                int64_t x;
+                                if (!jsonInt(raw(e), x))
+                                  return false;
+                                out.push_back(x);
+                                return true;
+                              },
+                              ignored);
+  };
+  // A token the parser may read as an integer (renumbered), unless it is
+  // written plainly.
+  auto numeric = [&](Span v) {
+    return isA(v, '-') || (v.begin < v.end && std::isdigit(buf[v.begin]));
+  };
+  // A list of tensor references: [rank, mb, tid, version] renumbered; an
+  // element that is no list is written as it is.
   auto refs = [&](Span arr, bool sorted) {
-    std::vector<std::array<int64_t, 4>> v;
-    bool ok = isA(arr, '[') &&
-              jsonscan::elements(
-                  buf, arr,
-                  [&](size_t, Span x) {
-                    std::array<int64_t, 4> t;
-                    size_t k = 0;
-                    bool ref = isA(x, '[') &&
-                               jsonscan::elements(
-                                   buf, x,
-                                   [&](size_t i, Span e) {
-                                     if (i >= 4 || !jsonInt(raw(e), t[i]))
-                                       return false;
-                                     k = i + 1;
-                                     return true;
-                                   },
-                                   ignored) &&
-                               k == 4;
-                    if (ref)
-                      v.push_back({relRank(t[0], base, n), t[1], t[2], t[3]});
-                    else
-                      os << "?" << raw(x);
-                    return true;
-                  },
-                  ignored);
-    if (!ok) {
-      os << "?" << raw(arr);
+    if (!isA(arr, '[')) {
+      bytes(raw(arr));
       return;
     }
+    std::vector<std::array<int64_t, 4>> v;
+    plain = plain &&
+            jsonscan::elements(
+                buf, arr,
+                [&](size_t, Span x) {
+                  if (!isA(x, '[')) {
+                    os << "?";
+                    bytes(raw(x));
+                    return true;
+                  }
+                  SmallVector<int64_t, 4> t;
+                  if (!ints(x, t) || t.size() != 4)
+                    return false;
+                  v.push_back({relRank(t[0], base, n), t[1], t[2], t[3]});
+                  return true;
+                },
+                ignored);
     if (sorted)
       llvm::sort(v);
     for (auto &t : v)
@@ -775,49 +801,46 @@ bool Importer::scanSignature(jsonscan::Span nodes, int64_t rank,
       os << relRank(x, base, n);
       return;
     }
-    SmallVector<std::optional<int64_t>> xs;
-    SmallVector<StringRef> texts;
-    bool ok = isA(v, '[') && jsonscan::elements(
-                                 buf, v,
-                                 [&](size_t, Span e) {
-                                   int64_t y;
-                                   xs.push_back(jsonInt(raw(e), y)
-                                                    ? std::optional(y)
-                                                    : std::nullopt);
-                                   texts.push_back(raw(e));
-                                   return true;
-                                 },
-                                 ignored);
-    if (!ok) {
-      os << "?" << raw(v);
+    if (!isA(v, '[')) {
+      if (numeric(v))
+        plain = false;
+      bytes(raw(v));
       return;
     }
-    if (!llvm::is_contained(xs, std::optional(rank)))
-      for (std::optional<int64_t> &y : xs)
-        if (y && *y >= 0 && *y < planRanks)
-          *y += base;
-    os << "[";
-    for (auto [y, text] : llvm::zip(xs, texts)) {
-      if (y)
-        os << relRank(*y, base, n) << ",";
-      else
-        os << "?" << text << ",";
+    SmallVector<int64_t> xs;
+    if (!ints(v, xs)) {
+      plain = false;
+      return;
     }
+    if (!llvm::is_contained(xs, rank))
+      for (int64_t &y : xs)
+        if (y >= 0 && y < planRanks)
+          y += base;
+    os << "[";
+    for (int64_t y : xs)
+      os << relRank(y, base, n) << ",";
     os << "]";
+  };
+  auto membersOf = [&](Span obj,
+                       SmallVectorImpl<std::pair<StringRef, Span>> &kv) {
+    return isA(obj, '{') && jsonscan::members(
+                                buf, obj,
+                                [&](StringRef k, Span v) {
+                                  if (k.contains('\\'))
+                                    plain = false;
+                                  kv.push_back({k, v});
+                                  return true;
+                                },
+                                ignored);
   };
   bool ok = isA(nodes, '[') && jsonscan::elements(
       buf, nodes,
       [&](size_t, Span node) {
         SmallVector<std::pair<StringRef, Span>, 16> kv;
-        if (!isA(node, '{') ||
-            !jsonscan::members(
-                buf, node,
-                [&](StringRef k, Span v) {
-                  kv.push_back({k, v});
-                  return true;
-                },
-                ignored)) {
-          os << "?" << raw(node) << ";\n";
+        if (!membersOf(node, kv)) {
+          os << "?";
+          bytes(raw(node));
+          os << "\n";
           return true;
         }
         StringRef op;
@@ -827,40 +850,33 @@ bool Importer::scanSignature(jsonscan::Span nodes, int64_t rank,
         // A sum does not depend on the order of its inputs.
         bool sum = op == "\"AllReducePrim\"" || op == "\"CROSS_DP_WRED\"";
         for (auto &[key, v] : kv) {
-          os << key << "=";
+          bytes(key);
+          os << "=";
           int64_t g;
+          SmallVector<std::pair<StringRef, Span>, 8> o;
           if (key == "in" || key == "out") {
             refs(v, sum && key == "in");
           } else if (key == "group") {
             if (jsonInt(raw(v), g))
               os << groupKey(g, base);
+            else if (numeric(v))
+              plain = false;
             else
-              os << "?" << raw(v);
-          } else if ((key == "p2p" || key == "kwargs") && isA(v, '{')) {
-            SmallVector<std::pair<StringRef, Span>, 8> o;
-            if (!jsonscan::members(
-                    buf, v,
-                    [&](StringRef k, Span x) {
-                      o.push_back({k, x});
-                      return true;
-                    },
-                    ignored)) {
-              os << "?" << raw(v);
-            } else {
-              llvm::stable_sort(o, [](auto &x, auto &y) {
-                return x.first < y.first;
-              });
-              for (auto &[kk, vv] : o) {
-                os << kk << ":";
-                if (kk == "src" || kk == "dst" || kk == "ranks")
-                  ranksOf(vv);
-                else
-                  os << raw(vv);
-                os << ",";
-              }
+              bytes(raw(v));
+          } else if ((key == "p2p" || key == "kwargs") && membersOf(v, o)) {
+            llvm::stable_sort(
+                o, [](auto &x, auto &y) { return x.first < y.first; });
+            for (auto &[kk, vv] : o) {
+              bytes(kk);
+              os << ":";
+              if (kk == "src" || kk == "dst" || kk == "ranks")
+                ranksOf(vv);
+              else
+                bytes(raw(vv));
+              os << ",";
             }
           } else {
-            os << raw(v);
+            bytes(raw(v));
           }
           os << ";";
         }
@@ -868,7 +884,7 @@ bool Importer::scanSignature(jsonscan::Span nodes, int64_t rank,
         return true;
       },
       err);
-  return ok;
+  return ok && plain;
 }
 
 /// Appends " (key: message)" for each error the reference front end wrote.
@@ -1249,7 +1265,7 @@ OwningOpRef<ModuleOp> Importer::run() {
              failed(emitLineages(
                  walk,
                  [&](llvm::function_ref<void(size_t, int64_t, LineageBoxes)>
-                         fn) { scanLineageBoxes(fn); },
+                         fn) { return scanLineageBoxes(fn); },
                  scannedWalk))) {
     return {};
   }

@@ -48,12 +48,13 @@ static void jsonLineageBoxes(
   });
 }
 
-static std::set<size_t> coarserLineages(LineageBoxWalk walk) {
+static std::optional<std::set<size_t>> coarserLineages(LineageBoxWalk walk) {
   using Box = std::vector<int64_t>; // lo0, hi0, lo1, hi1, ...
   std::map<int64_t, std::vector<std::pair<size_t, std::vector<Box>>>> byTs;
-  walk([&](size_t li, int64_t tid, LineageBoxes boxes) {
-    byTs[tid].push_back({li, std::move(boxes)});
-  });
+  if (!walk([&](size_t li, int64_t tid, LineageBoxes boxes) {
+        byTs[tid].push_back({li, std::move(boxes)});
+      }))
+    return std::nullopt;
   auto overlap = [](const Box &a, const Box &b) {
     if (a.size() != b.size() || a == b)
       return false;
@@ -94,11 +95,18 @@ LogicalResult Importer::emitLineages(LineageWalk walk, LineageBoxWalk boxes,
   };
   std::vector<Entry> entries;
   std::map<std::pair<std::string, std::vector<int64_t>>, size_t> index;
+  std::optional<std::set<size_t>> scannedDrops;
+  if (boxes)
+    scannedDrops = coarserLineages(boxes);
   std::set<size_t> dropped =
-      boxes ? coarserLineages(boxes)
-            : coarserLineages([&](llvm::function_ref<void(size_t, int64_t,
-                                                           LineageBoxes)>
-                                      fn) { jsonLineageBoxes(walk, fn); });
+      scannedDrops ? std::move(*scannedDrops)
+                   : *coarserLineages(
+                         [&](llvm::function_ref<void(size_t, int64_t,
+                                                     LineageBoxes)>
+                                 fn) {
+                           jsonLineageBoxes(walk, fn);
+                           return true;
+                         });
   // The statement of one slice: merged with those of the same box.
   auto entryFor = [&](const std::string &specName, const std::string &spath,
                       bool complex, ArrayRef<int64_t> lo,
