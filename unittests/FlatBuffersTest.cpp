@@ -254,7 +254,9 @@ TEST_F(FlatBuffers, TiedEmbeddingReadDifferentlyStaysFlat) {
 /// all-reduces the sum over dp. `lineage` states the loss scale on every
 /// rank; `reads1` and `chain1` are rank 1's reads and unscale.
 std::string normText(bool lineage, const std::string &reads1,
-                     const std::string &chain1 = "tv.mul %rs, %inv") {
+                     const std::string &chain1 = "tv.mul %rs, %inv",
+                     const std::string &inv =
+                         "%inv = tv.pow %ls, -1.000000e+00 : tensor<f32>") {
   auto term = [](const std::string &id, int64_t start, int64_t cols) {
     std::string n = std::to_string(cols), ty = "tensor<" + n + "xf32>",
                 box = "tensor<1x" + n + "xf32>";
@@ -267,12 +269,12 @@ std::string normText(bool lineage, const std::string &reads1,
            "\n      %t" + id + " = tv.sum %r" + id + " dims [0] : " + ty +
            " -> tensor<f32>\n";
   };
-  auto prog = [](int rank, const std::string &chain,
-                 const std::string &reads) {
+  auto prog = [&](int rank, const std::string &chain,
+                  const std::string &reads) {
     return "    tv.rank_program [" + std::to_string(rank) + R"(] {
       %ga = tv.input "ga" : tensor<3x4xf32>
       %ls = tv.input "loss_scale" : tensor<f32>
-      %inv = tv.pow %ls, -1.000000e+00 : tensor<f32>
+      )" + inv + R"(
       %fa = tv.reshape %ga : tensor<3x4xf32> -> tensor<12xf32>
       %rs = tv.reduce_scatter %fa dim 0 {axes = ["dp"]} : tensor<12xf32> -> tensor<6xf32>
       %s = )" + chain + R"( : tensor<6xf32>, tensor<f32> -> tensor<6xf32>
@@ -336,6 +338,20 @@ TEST_F(FlatBuffers, NormUnscaledDifferentlyKeepsItsBoxes) {
   // ranks' terms are different functions of the piece.
   auto m = check(normText(true, "", "tv.mul %rs, %ls"), 2);
   EXPECT_EQ(count(*m, "tv.zeros"), 0u);
+}
+
+TEST_F(FlatBuffers, NormScaledByTheRanksCoordinateKeepsItsBoxes) {
+  // The unscale's scalar reads the rank's coordinate: exp of a vocabulary
+  // mask along dp is 1 on rank 0 and 0 on rank 1. The ops are the same on
+  // both ranks, the values are not: the terms stay (an allow-list of ops
+  // whose value depends on their operands alone).
+  auto m = check(normText(true, "", "tv.mul %rs, %inv", R"(%z = tv.zeros : tensor<1x1xf32>
+      %vm = tv.vocab_mask {vocab_axis = "dp", vocab_size = 1 : i64} : tensor<1x1xi1>
+      %am = tv.apply_mask %z, %vm : tensor<1x1xf32>, tensor<1x1xi1> -> tensor<1x1xf32>
+      %ex = tv.exp %am : tensor<1x1xf32>
+      %inv = tv.reshape %ex : tensor<1x1xf32> -> tensor<f32>)"),
+                 2);
+  EXPECT_EQ(count(*m, "tv.zeros"), 2u);
 }
 
 } // namespace
