@@ -26,6 +26,11 @@ struct Span {
   }
 };
 
+/// Whether the value `v` of `s` starts with `c` (an object, an array...).
+inline bool opens(llvm::StringRef s, Span v, char c) {
+  return v.begin < v.end && v.begin < s.size() && s[v.begin] == c;
+}
+
 inline size_t skipSpace(llvm::StringRef s, size_t p) {
   while (p < s.size() &&
          (s[p] == ' ' || s[p] == '\n' || s[p] == '\r' || s[p] == '\t'))

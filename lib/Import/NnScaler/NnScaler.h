@@ -180,6 +180,11 @@ private:
   /// The element spans of the node list at `list` (empty if it is not one).
   std::vector<jsonscan::Span> nodeSpans(jsonscan::Span list);
   std::string signature(const json::Array &nodes, int64_t rank);
+  /// Ranks as `signature` writes them (kNoRank for a value that is none):
+  /// the first replica's shifted to `rank`'s, then renumbered from it.
+  static constexpr int64_t kNoRank = -999;
+  void writeRanks(llvm::raw_ostream &os, SmallVectorImpl<int64_t> &xs,
+                  int64_t rank);
   /// The same classes of ranks from the node list's bytes, without a
   /// document: every value it does not renumber is compared as written,
   /// so ranks with equal scanned signatures parse to equal signatures.

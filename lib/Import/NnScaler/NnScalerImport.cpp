@@ -351,6 +351,21 @@ const std::string &Importer::groupKey(int64_t index, int64_t base) {
   return it->second;
 }
 
+void Importer::writeRanks(llvm::raw_ostream &os, SmallVectorImpl<int64_t> &xs,
+                          int64_t rank) {
+  int64_t base = rank / planRanks * planRanks;
+  // As the importer reads kwargs.ranks: the first replica's ranks stand
+  // for the node's own replica.
+  if (!llvm::is_contained(xs, rank))
+    for (int64_t &x : xs)
+      if (x >= 0 && x < planRanks)
+        x += base;
+  os << "[";
+  for (int64_t x : xs)
+    os << (x == kNoRank ? x : relRank(x, base, numRanks)) << ",";
+  os << "]";
+}
+
 std::string Importer::signature(const json::Array &nodes, int64_t rank) {
   int64_t n = numRanks, base = rank / planRanks * planRanks;
   std::string sig;
@@ -372,19 +387,10 @@ std::string Importer::signature(const json::Array &nodes, int64_t rank) {
   };
   auto ranksOf = [&](const json::Value &v) {
     if (const json::Array *a = v.getAsArray()) {
-      // As the importer reads kwargs.ranks: the first replica's ranks stand
-      // for the node's own replica.
       SmallVector<int64_t> xs;
       for (const json::Value &x : *a)
-        xs.push_back(x.getAsInteger().value_or(-999));
-      if (!llvm::is_contained(xs, rank))
-        for (int64_t &x : xs)
-          if (x >= 0 && x < planRanks)
-            x += base;
-      os << "[";
-      for (int64_t x : xs)
-        os << (x == -999 ? x : relRank(x, base, n)) << ",";
-      os << "]";
+        xs.push_back(x.getAsInteger().value_or(kNoRank));
+      writeRanks(os, xs, rank);
     } else if (std::optional<int64_t> x = v.getAsInteger()) {
       os << relRank(*x, base, n);
     } else {
@@ -444,6 +450,24 @@ static bool jsonInt(StringRef s, int64_t &x) {
       !llvm::all_of(d, [](char c) { return c >= '0' && c <= '9'; }))
     return false;
   return !s.getAsInteger(10, x);
+}
+
+/// The elements of the array `v`, if every one is a plainly written JSON
+/// integer (jsonInt).
+static bool plainInts(StringRef buf, jsonscan::Span v,
+                      SmallVectorImpl<int64_t> &out) {
+  std::string ignored;
+  return jsonscan::opens(buf, v, '[') &&
+         jsonscan::elements(
+             buf, v,
+             [&](size_t, jsonscan::Span e) {
+               int64_t x;
+               if (!jsonInt(e.in(buf), x))
+                 return false;
+               out.push_back(x);
+               return true;
+             },
+             ignored);
 }
 
 /// A JSON value's integer as llvm::json reads it (an integral number).
@@ -555,23 +579,9 @@ std::optional<ScannedLineage> Importer::scanLineage(jsonscan::Span span) {
     return std::nullopt;
   // Plain JSON from here on: the scans below cannot fail on its syntax.
   std::string ignored;
-  auto ints = [&](Span arr, SmallVectorImpl<int64_t> &out) {
-    bool ok = buf[arr.begin] == '[';
-    ok = ok && jsonscan::elements(
-                   buf, arr,
-                   [&](size_t, Span x) {
-                     int64_t v;
-                     if (!jsonInt(x.in(buf), v))
-                       return false;
-                     out.push_back(v);
-                     return true;
-                   },
-                   ignored);
-    return ok;
-  };
   auto tref = [&](Span v, TRef &t) {
     SmallVector<int64_t, 4> x;
-    if (!ints(v, x) || x.size() != 4)
+    if (!plainInts(buf, v, x) || x.size() != 4)
       return false;
     t = {x[0], x[1], x[2], x[3]};
     return true;
@@ -590,29 +600,29 @@ std::optional<ScannedLineage> Importer::scanLineage(jsonscan::Span span) {
         if (key == "Ts")
           return ok = haveTs = tref(v, out.ts);
         if (key == "full_shape")
-          return ok = ints(v, out.fullShape.emplace());
+          return ok = plainInts(buf, v, out.fullShape.emplace());
         if (key != "slices")
           return true;
         haveSlices = true;
-        return ok = buf[v.begin] == '[' &&
+        return ok = jsonscan::opens(buf, v, '[') &&
                     jsonscan::elements(
                         buf, v,
                         [&](size_t, Span sv) {
                           ScannedLineage::Slice sl;
                           int seen = 0;
                           bool good =
-                              buf[sv.begin] == '{' &&
+                              jsonscan::opens(buf, sv, '{') &&
                               jsonscan::members(
                                   buf, sv,
                                   [&](StringRef k, Span x) {
                                     if (k == "slice") {
                                       ++seen;
-                                      return buf[x.begin] == '[' &&
+                                      return jsonscan::opens(buf, x, '[') &&
                                              jsonscan::elements(
                                                  buf, x,
                                                  [&](size_t, Span r) {
                                                    SmallVector<int64_t, 2> b;
-                                                   if (!ints(r, b) ||
+                                                   if (!plainInts(buf, r, b) ||
                                                        b.size() != 2)
                                                      return false;
                                                    sl.lo.push_back(b[0]);
@@ -624,13 +634,13 @@ std::optional<ScannedLineage> Importer::scanLineage(jsonscan::Span span) {
                                     if (k != "eq_groups")
                                       return false;
                                     ++seen;
-                                    return buf[x.begin] == '[' &&
+                                    return jsonscan::opens(buf, x, '[') &&
                                            jsonscan::elements(
                                                buf, x,
                                                [&](size_t, Span g) {
                                                  std::vector<TRef> grp;
                                                  bool refs =
-                                                     buf[g.begin] == '[' &&
+                                                     jsonscan::opens(buf, g, '[') &&
                                                      jsonscan::elements(
                                                          buf, g,
                                                          [&](size_t, Span t) {
@@ -669,9 +679,7 @@ bool Importer::scanLineageBoxes(
   using jsonscan::Span;
   StringRef buf = buffer;
   std::string ignored;
-  auto isA = [&](Span v, char c) {
-    return v.begin < v.end && buf[v.begin] == c;
-  };
+  auto isA = [&](Span v, char c) { return jsonscan::opens(buf, v, c); };
   // An escaped key may name a key the parser reads: the boxes are then
   // read parsed instead.
   bool plain = true;
@@ -742,24 +750,10 @@ bool Importer::scanSignature(jsonscan::Span nodes, int64_t rank,
   // escaped key (the rank is then parsed).
   bool plain = true;
   auto raw = [&](Span v) { return v.in(buf); };
-  auto isA = [&](Span v, char c) {
-    return v.begin < v.end && buf[v.begin] == c;
-  };
+  auto isA = [&](Span v, char c) { return jsonscan::opens(buf, v, c); };
   // Bytes compared as they are, length first: no two sequences of them
   // write the same text.
   auto bytes = [&](StringRef b) { os << b.size() << ':' << b; };
-  auto ints = [&](Span v, SmallVectorImpl<int64_t> &out) {
-    return isA(v, '[') && jsonscan::elements(
-                              buf, v,
-                              [&](size_t, Span e) {
-                                int64_t x;
-                                if (!jsonInt(raw(e), x))
-                                  return false;
-                                out.push_back(x);
-                                return true;
-                              },
-                              ignored);
-  };
   // A token the parser may read as an integer (renumbered), unless it is
   // written plainly.
   auto numeric = [&](Span v) {
@@ -783,7 +777,7 @@ bool Importer::scanSignature(jsonscan::Span nodes, int64_t rank,
                     return true;
                   }
                   SmallVector<int64_t, 4> t;
-                  if (!ints(x, t) || t.size() != 4)
+                  if (!plainInts(buf, x, t) || t.size() != 4)
                     return false;
                   v.push_back({relRank(t[0], base, n), t[1], t[2], t[3]});
                   return true;
@@ -808,18 +802,11 @@ bool Importer::scanSignature(jsonscan::Span nodes, int64_t rank,
       return;
     }
     SmallVector<int64_t> xs;
-    if (!ints(v, xs)) {
+    if (!plainInts(buf, v, xs)) {
       plain = false;
       return;
     }
-    if (!llvm::is_contained(xs, rank))
-      for (int64_t &y : xs)
-        if (y >= 0 && y < planRanks)
-          y += base;
-    os << "[";
-    for (int64_t y : xs)
-      os << relRank(y, base, n) << ",";
-    os << "]";
+    writeRanks(os, xs, rank);
   };
   auto membersOf = [&](Span obj,
                        SmallVectorImpl<std::pair<StringRef, Span>> &kv) {
