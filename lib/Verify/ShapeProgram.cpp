@@ -193,6 +193,7 @@ LogicalResult ShapeProgram::build() {
   if (failed(addLineages()))
     return failure();
   fixUnalignedReshapes();
+  reduceBySegments(*sched);
   return success();
 }
 

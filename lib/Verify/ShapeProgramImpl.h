@@ -77,6 +77,9 @@ private:
   LogicalResult addOp(Operation *op);
   LogicalResult addLineages();
   void fixUnalignedReshapes();
+  /// Position-wise dimensions reduced by segments (ShapeSegments.cpp,
+  /// decision 122): fills `segmentSize` for the classes it sizes.
+  void reduceBySegments(const PlanSchedule &sched);
   /// Several tensors flattened into one buffer (a flat gradient bucket):
   /// every dimension keeps its size, without asking the solver.
   bool keepAll = false;
@@ -159,6 +162,9 @@ public:
   };
   std::vector<Position> offsets; // vocabulary offsets and boundaries
   std::vector<std::unique_ptr<int>> virtuals; // owners of virtual dim keys
+  /// Sizes (and positions) decided by segments, per class leader: the
+  /// solver takes them as fixed and drops the constraints among them.
+  DenseMap<DimKey, int64_t> segmentSize;
   DenseMap<DimKey, std::string> where;        // for diagnostics
 };
 

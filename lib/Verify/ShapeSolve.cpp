@@ -64,6 +64,29 @@ LogicalResult ShapeProgram::solveAndRewrite(unsigned timeoutMs) {
     lowOf[classOf(k)] = std::max(lowOf[classOf(k)], n);
   for (DimKey k : fixed)
     fixedOf[classOf(k)] = true;
+  // Sizes decided by segments are fixed, and the relations among them are
+  // theirs: the ratios are not asked to hold there (decision 122).
+  if (!segmentSize.empty()) {
+    for (auto &[k, n] : segmentSize) {
+      unsigned c = classOf(k);
+      origOf[c] = lowOf[c] = n;
+      fixedOf[c] = true;
+    }
+    auto decided = [&](DimKey k) {
+      return segmentSize.count(classes.getLeaderValue(k)) != 0;
+    };
+    llvm::erase_if(constraints, [&](const Constraint &c) {
+      for (const auto *side : {&c.lhs, &c.rhs})
+        for (const LinearTerm &t : *side)
+          if (!decided(t.dim))
+            return false;
+      for (const auto *side : {&c.plhs, &c.prhs})
+        for (DimKey k : *side)
+          if (!decided(k))
+            return false;
+      return true;
+    });
+  }
 
   std::vector<int64_t> solution(leaders.size());
   if (solveRatios(classOf, origOf, lowOf, fixedOf, solution))
