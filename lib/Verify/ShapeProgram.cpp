@@ -179,9 +179,8 @@ LogicalResult ShapeProgram::build() {
     if (failed(addOp(op)))
       return failure();
   // Point-to-point: what is sent is what is received.
-  std::optional<StageSchedule> built;
   if (!schedule)
-    schedule = &built.emplace(stage);
+    schedule = &ownSchedule.emplace(stage);
   const PlanSchedule *sched = schedule->get();
   if (!sched)
     return emitError(schedule->errorLoc()) << schedule->error();

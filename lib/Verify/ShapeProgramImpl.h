@@ -134,6 +134,8 @@ public:
 
   StageOp stage;
   const StageSchedule *schedule;
+  /// The schedule built here when the caller gave none.
+  std::optional<StageSchedule> ownSchedule;
   llvm::EquivalenceClasses<DimKey> classes;
   DenseMap<DimKey, int64_t> original;
   DenseMap<DimKey, int64_t> lower;

@@ -6,14 +6,15 @@
 // that touches a dimension treats it position by position, only which
 // pieces each position lies in matters, not how long the pieces are: such
 // a dimension is laid on one axis, cut at every boundary of every tensor
-// on it, and each segment between two cuts keeps at most two positions
-// (decision 122; docs/soundness.md, "Position-wise dimensions reduced by
+// on it, and each segment between two cuts keeps at most two positions, or
+// as many as one tensor has dimensions on the axis (decision 122; docs/soundness.md, "Position-wise dimensions reduced by
 // segments").
 //
 //===----------------------------------------------------------------------===//
 #include "ShapeProgramImpl.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 #include <numeric>
 
@@ -91,23 +92,41 @@ void ShapeProgram::reduceBySegments(const PlanSchedule &sched) {
       }
       return;
     }
+    // An op with a shape rule of its own says more than its structure (or
+    // has none); an iota reads its positions.
     auto structured = dyn_cast<StructuredOpInterface>(op);
-    if (!structured || isa<IotaOp>(op)) {
+    if (!structured || isa<ShapeRuleOpInterface>(op) || isa<IotaOp>(op)) {
       markAll(op);
       return;
     }
-    // A structured op: a dimension on a parallel loop is read and written
-    // at the same position; one on any other loop (a contraction, a
-    // normalization, a pinned size) is not.
+    // A structured op: a dimension is read and written at the same position
+    // when it runs over a parallel loop that indexes the result, once in
+    // its tensor's map. Anything else is marked: a loop that sums or
+    // normalizes, a constant index on a dimension longer than one, a
+    // compound index, a loop used twice in one map (a diagonal).
     for (unsigned r = 0; r < op->getNumResults(); ++r) {
       OpStructure s = structured.getStructure(r);
+      llvm::SmallBitVector inResult(s.loops.size());
+      for (AffineExpr e : s.result.getResults())
+        if (auto loop = dyn_cast<AffineDimExpr>(e))
+          inResult.set(loop.getPosition());
       auto visit = [&](Value v, AffineMap map) {
         if (!isa<RankedTensorType>(v.getType()))
           return;
-        for (auto [d, e] : llvm::enumerate(map.getResults()))
-          if (auto loop = dyn_cast<AffineDimExpr>(e);
-              loop && s.loops[loop.getPosition()] != LoopKind::Parallel)
+        llvm::SmallBitVector seen(s.loops.size());
+        for (auto [d, e] : llvm::enumerate(map.getResults())) {
+          if (auto c = dyn_cast<AffineConstantExpr>(e);
+              c && c.getValue() == 0 && shape(v)[d] == 1)
+            continue; // a broadcast dimension of size 1
+          auto loop = dyn_cast<AffineDimExpr>(e);
+          if (!loop || s.loops[loop.getPosition()] != LoopKind::Parallel ||
+              !inResult.test(loop.getPosition()) ||
+              seen.test(loop.getPosition())) {
             markDim(v, d);
+            continue;
+          }
+          seen.set(loop.getPosition());
+        }
       };
       for (auto [v, map] : llvm::zip(op->getOperands(), s.operands))
         visit(v, map);
@@ -121,17 +140,28 @@ void ShapeProgram::reduceBySegments(const PlanSchedule &sched) {
       continue;
     Operation *first = step.members.front().second;
     for (auto &[rank, member] : step.members) {
-      if (member == first || member->getNumOperands() != first->getNumOperands() ||
-          member->getNumResults() != first->getNumResults())
-        continue;
+      if (member == first)
+        continue; // one program run by several ranks: one value
+      bool alike = member->getNumOperands() == first->getNumOperands() &&
+                   member->getNumResults() == first->getNumResults();
       for (auto [a, b] : llvm::zip(
                llvm::concat<Value>(first->getOperands(), first->getResults()),
-               llvm::concat<Value>(member->getOperands(), member->getResults())))
-        if (auto ta = dyn_cast<RankedTensorType>(a.getType()))
-          if (auto tb = dyn_cast<RankedTensorType>(b.getType());
-              tb && ta.getRank() == tb.getRank())
-            for (unsigned d = 0; d < ta.getRank(); ++d)
-              edge(key(a, d), key(b, d), 0);
+               llvm::concat<Value>(member->getOperands(), member->getResults()))) {
+        auto ta = dyn_cast<RankedTensorType>(a.getType());
+        auto tb = dyn_cast<RankedTensorType>(b.getType());
+        if (!ta || !tb || ta.getRank() != tb.getRank()) {
+          alike = false;
+          continue;
+        }
+        for (unsigned d = 0; d < ta.getRank(); ++d)
+          edge(key(a, d), key(b, d), 0);
+      }
+      // Members that do not line up (the schedule's checks exclude it)
+      // relate nothing position by position.
+      if (!alike) {
+        markAll(first);
+        markAll(member);
+      }
     }
   }
   // Lineage boxes: the box's extent lies at `lo` of the full tensor. The
@@ -207,12 +237,29 @@ void ShapeProgram::reduceBySegments(const PlanSchedule &sched) {
     }
     llvm::sort(cuts);
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    // A claim reads as many positions of one segment as a tensor has
+    // dimensions on the axis ([n, n] = linear(W, W) reads rows i and j of
+    // W): each segment keeps that many, and at least two.
+    DenseMap<const void *, int64_t> dimsOnAxis;
+    int64_t keep = 2;
+    llvm::DenseSet<DimKey> inAxis(members.begin(), members.end());
+    for (auto &[k, n] : original)
+      if (inAxis.contains(leader(k)))
+        keep = std::max(keep, ++dimsOnAxis[k.first]);
     std::vector<int64_t> reducedAt(cuts.size(), 0);
     for (size_t i = 1; i < cuts.size(); ++i)
       reducedAt[i] =
-          reducedAt[i - 1] + std::min<int64_t>(cuts[i] - cuts[i - 1], 2);
-    auto at = [&](int64_t pos) {
-      return reducedAt[llvm::lower_bound(cuts, pos) - cuts.begin()];
+          reducedAt[i - 1] + std::min<int64_t>(cuts[i] - cuts[i - 1], keep);
+    // Only cuts are looked up (every end, corner and start is one); were
+    // another asked for, the axis is left to the ratios.
+    bool offCut = false;
+    auto at = [&](int64_t pos) -> int64_t {
+      auto it = llvm::lower_bound(cuts, pos);
+      if (it == cuts.end() || *it != pos) {
+        offCut = true;
+        return 0;
+      }
+      return reducedAt[it - cuts.begin()];
     };
     // Only where the ratios cannot do as well: the largest common step of
     // every cut, limited by the floors, is what they reach.
@@ -236,16 +283,21 @@ void ShapeProgram::reduceBySegments(const PlanSchedule &sched) {
     }
     if (!ok)
       continue;
-    for (auto &[u, n] : sized)
-      segmentSize[u] = n;
     // The positions anchored on this axis.
+    DenseMap<DimKey, int64_t> placed;
     for (const BoxDim &b : boxes)
       if (sized.count(leader(b.full)))
-        segmentSize[leader(b.lo)] =
+        placed[leader(b.lo)] =
             at(off[leader(b.full)] + orig(b.lo)) - at(off[leader(b.full)]);
     for (auto &[op, d, st, big] : sliceStarts)
       if (sized.count(leader(big)))
-        segmentSize[leader(st)] =
+        placed[leader(st)] =
             at(off[leader(big)] + orig(st)) - at(off[leader(big)]);
+    if (offCut)
+      continue;
+    for (auto &[u, n] : sized)
+      segmentSize[u] = n;
+    for (auto &[u, n] : placed)
+      segmentSize[u] = n;
   }
 }

@@ -255,3 +255,76 @@ tv.plan @plan mesh @mesh micro_batches 1 {
 }
 tv.lineage #tv.lineage<"x"[0:64, 0:2] = ["x":0] | ["x":1]>
 tv.lineage #tv.lineage<"y"[0:23, 0:2] = ["y":0] | ["y":1]>
+
+// -----
+
+// linear(W, W) puts both dimensions of its [13, 13] result on W's rows:
+// an element reads rows i and j. Each rank computes its rows of the
+// product from its rows of W (rank 0 rows [0, 5), rank 1 rows [5, 13)).
+// Every op is position-wise on the rows (the contraction is on the
+// columns), so rows and both result dimensions are cut at 5: two segments
+// of two rows each (a tensor with two dimensions on the axis keeps two a
+// segment).
+// CHECK-LABEL: tv.stage @stage0_y
+// CHECK:       tv.input "w" : tensor<4x2xf32>
+// CHECK:       tv.linear %{{.*}}, %{{.*}} : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x4xf32>
+// CHECK:       tv.rank_program [1] {
+// CHECK:         tv.slice %{{.*}} start [2, 0] : tensor<4x2xf32> -> tensor<2x2xf32>
+// CHECK:         tv.linear %{{.*}}, %{{.*}} : (tensor<2x2xf32>, tensor<4x2xf32>) -> tensor<2x4xf32>
+// VERDICT: tv-verify: proven
+tv.mesh @mesh axes ["dp"] sizes [2]
+tv.spec @spec {
+  %w = tv.input "w" : tensor<13x2xf32>
+  %y = tv.linear %w, %w : (tensor<13x2xf32>, tensor<13x2xf32>) -> tensor<13x13xf32>
+  tv.output "y", %y : tensor<13x13xf32>
+}
+tv.plan @plan mesh @mesh micro_batches 1 {
+  tv.rank_program [0] {
+    %w = tv.input "w" : tensor<13x2xf32>
+    %a = tv.slice %w start [0, 0] : tensor<13x2xf32> -> tensor<5x2xf32>
+    %y = tv.linear %a, %w : (tensor<5x2xf32>, tensor<13x2xf32>) -> tensor<5x13xf32>
+    tv.output "y0", %y : tensor<5x13xf32>
+  }
+  tv.rank_program [1] {
+    %w = tv.input "w" : tensor<13x2xf32>
+    %a = tv.slice %w start [5, 0] : tensor<13x2xf32> -> tensor<8x2xf32>
+    %y = tv.linear %a, %w : (tensor<8x2xf32>, tensor<13x2xf32>) -> tensor<8x13xf32>
+    tv.output "y1", %y : tensor<8x13xf32>
+  }
+}
+tv.lineage #tv.lineage<"w"[0:13, 0:2] = ["w":0] | ["w":1]>
+tv.lineage #tv.lineage<"y"[0:5, 0:13] = ["y0":0]>
+tv.lineage #tv.lineage<"y"[5:13, 0:13] = ["y1":1]>
+
+// -----
+
+// The same with rank 1's rows read one row early ([4, 12)): its product
+// rows are those of rows 4..11 where the lineage says 5..12. The read
+// relates two rows to one, no single axis holds them, the rows keep their
+// sizes, and the stage is a counterexample.
+// CHECK-LABEL: tv.stage @stage0_y
+// CHECK:       tv.input "w" : tensor<13x2xf32>
+// VERDICT: error: stage @stage0_y: counterexample
+tv.mesh @mesh axes ["dp"] sizes [2]
+tv.spec @spec {
+  %w = tv.input "w" : tensor<13x2xf32>
+  %y = tv.linear %w, %w : (tensor<13x2xf32>, tensor<13x2xf32>) -> tensor<13x13xf32>
+  tv.output "y", %y : tensor<13x13xf32>
+}
+tv.plan @plan mesh @mesh micro_batches 1 {
+  tv.rank_program [0] {
+    %w = tv.input "w" : tensor<13x2xf32>
+    %a = tv.slice %w start [0, 0] : tensor<13x2xf32> -> tensor<5x2xf32>
+    %y = tv.linear %a, %w : (tensor<5x2xf32>, tensor<13x2xf32>) -> tensor<5x13xf32>
+    tv.output "y0", %y : tensor<5x13xf32>
+  }
+  tv.rank_program [1] {
+    %w = tv.input "w" : tensor<13x2xf32>
+    %a = tv.slice %w start [4, 0] : tensor<13x2xf32> -> tensor<8x2xf32>
+    %y = tv.linear %a, %w : (tensor<8x2xf32>, tensor<13x2xf32>) -> tensor<8x13xf32>
+    tv.output "y1", %y : tensor<8x13xf32>
+  }
+}
+tv.lineage #tv.lineage<"w"[0:13, 0:2] = ["w":0] | ["w":1]>
+tv.lineage #tv.lineage<"y"[0:5, 0:13] = ["y0":0]>
+tv.lineage #tv.lineage<"y"[5:13, 0:13] = ["y1":1]>
