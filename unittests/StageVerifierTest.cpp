@@ -291,3 +291,57 @@ TEST(CanonicalKey, DataflowOrderMatchesReorderedSingleProgram) {
   ASSERT_TRUE(c.get() && d.get());
   EXPECT_NE(canonicalStageKey(c.get(), true), canonicalStageKey(d.get(), true));
 }
+
+namespace {
+/// Two spec tensors assumed equal to one plan tensor (a framework's
+/// aliases, as nnScaler's multiref copies give): `extra` assumptions and
+/// the plan's `body` (which reads %p and defines %y).
+std::string aliasStage(const std::string &extra, const std::string &body) {
+  return R"(
+  tv.mesh @mesh axes ["dp"] sizes [1]
+  tv.stage @s assumes [#tv.lineage<"a"[0:2, 0:2] = ["p":0]>, )" + extra +
+         R"(#tv.lineage<"b"[0:2, 0:2] = ["p":0]>] guarantees [#tv.lineage<"y"[0:2, 0:2] = ["y":0]>] {
+    tv.spec @spec {
+      %a = tv.input "a" : tensor<2x2xf32>
+      %b = tv.input "b" : tensor<2x2xf32>
+      %y = tv.exp %b : tensor<2x2xf32>
+      tv.output "y", %y : tensor<2x2xf32>
+    }
+    tv.plan @plan mesh @mesh micro_batches 1 {
+      tv.rank_program [0] {
+        %p = tv.input "p" : tensor<2x2xf32>
+        )" + body + R"(
+        tv.output "y", %y : tensor<2x2xf32>
+      }
+    }
+  })";
+}
+} // namespace
+
+TEST(Aliases, SubstitutedAndDecidedByNormalization) {
+  // b = p and a = p: b's variables are p's, so exp(b) and exp(p) are one
+  // term.
+  tvtest::OwnStage s(aliasStage("", "%y = tv.exp %p : tensor<2x2xf32>"));
+  ASSERT_TRUE(s.get());
+  StageResult r = verifyStage(s.get(), StageOptions());
+  EXPECT_EQ(r.outcome, StageResult::Proven) << r.headline;
+  EXPECT_TRUE(r.byNormalization);
+  // A wrong plan is still wrong, and its counterexample replays.
+  tvtest::OwnStage wrong(
+      aliasStage("", "%e = tv.exp %p : tensor<2x2xf32>\n"
+                     "        %y = tv.scale %e, 2.0 : tensor<2x2xf32>"));
+  ASSERT_TRUE(wrong.get());
+  StageResult w = verifyStage(wrong.get(), StageOptions());
+  EXPECT_EQ(w.outcome, StageResult::Counterexample) << w.headline;
+}
+
+TEST(Aliases, ReadBoxKeepsTheEquality) {
+  // b's first row is bound to q first: its variables stand in q's binding,
+  // so b = p stays an equality for the solver, which proves the stage.
+  tvtest::OwnStage s(aliasStage(R"(#tv.lineage<"b"[0:1, 0:2] = ["q":0]>, )",
+                                "%y = tv.exp %p : tensor<2x2xf32>"));
+  ASSERT_TRUE(s.get());
+  StageResult r = verifyStage(s.get(), StageOptions());
+  EXPECT_EQ(r.outcome, StageResult::Proven) << r.headline;
+  EXPECT_FALSE(r.byNormalization);
+}

@@ -121,6 +121,12 @@ template <typename D> struct Bindings {
   /// (bindComputed), from the computed values.
   std::set<std::string> computed;
 
+  /// Per spec input, which of its elements an assumption has read (its
+  /// values stand in some plan tensor's binding); inputs another name
+  /// aliases are never rewritten.
+  std::map<std::string, std::vector<bool>> read;
+  std::set<std::string> aliased;
+
   LogicalResult bind(StageOp stage) {
     for (Operation &op : stage.getSpec().getBody().front()) {
       if (auto in = dyn_cast<InputOp>(op))
@@ -128,10 +134,13 @@ template <typename D> struct Bindings {
             in.getName().str(), cast<RankedTensorType>(in.getType()));
       // A tag of an input is another name of the same spec tensor.
       if (auto tag = dyn_cast<TagOp>(op)) {
-        if (auto in = tag.getValue().getDefiningOp<InputOp>())
+        if (auto in = tag.getValue().getDefiningOp<InputOp>()) {
           spec[tag.getName().str()] = spec[in.getName().str()];
-        else
+          aliased.insert(tag.getName().str());
+          aliased.insert(in.getName().str());
+        } else {
           computed.insert(tag.getName().str());
+        }
       }
     }
     // Plan tensor types, to size slices of spec tensors the spec side does
@@ -194,7 +203,11 @@ template <typename D> struct Bindings {
           return stage.emitError()
                  << "assumed lineage of '" << l.getSpec().getValue()
                  << "' lies outside the stage's spec tensor";
+        if (!from && substitute(l))
+          return success();
         slice = sliceOf(*src, l);
+        if (!from)
+          markRead(l);
       } else {
         SmallVector<int64_t> shape = l.getSliceShape();
         SmallVector<int64_t> idx;
@@ -246,6 +259,61 @@ template <typename D> struct Bindings {
       }
     }
     return success();
+  }
+
+  /// The flat indices of lineage `l`'s box in its spec input.
+  std::vector<int64_t> boxIndices(LineageAttr l) const {
+    const T &t = spec.at(l.getSpec().str());
+    SmallVector<int64_t> shape = l.getSliceShape();
+    SmallVector<int64_t> strides = stridesOf(t.shape);
+    std::vector<int64_t> out;
+    SmallVector<int64_t> idx;
+    for (int64_t i = 0, e = numElements(shape); i < e; ++i) {
+      unravel(i, shape, idx);
+      int64_t flat = 0;
+      for (size_t k = 0; k < idx.size(); ++k)
+        flat += (idx[k] + l.getLower()[k]) * strides[k];
+      out.push_back(flat);
+    }
+    return out;
+  }
+  void markRead(LineageAttr l) {
+    std::vector<bool> &r = read[l.getSpec().str()];
+    r.resize(spec.at(l.getSpec().str()).data.size());
+    for (int64_t i : boxIndices(l))
+      r[i] = true;
+  }
+
+  /// A spec input's box assumed equal to one plan tensor that an earlier
+  /// assumption bound (two spec tensors named for one plan tensor, a
+  /// framework's aliases): when no assumption has read the box's elements
+  /// yet, they are fresh variables that occur nowhere else, so the
+  /// equality is eliminated by substitution (`forall x. x = t => phi(x)`
+  /// is `phi(t)`, x not in t) and normalization can decide the stage.
+  /// Otherwise the equality is kept for the solver (`extra`).
+  bool substitute(LineageAttr l) {
+    std::string name = l.getSpec().str();
+    if (l.isScaled() || aliased.count(name) || l.getNumGroups() != 1 ||
+        l.getGroupRefs().front().size() != 1)
+      return false;
+    PlanRefAttr ref = l.getGroupRefs().front().front();
+    auto bound = plan.find({ref.getRank(), ref.getName().str()});
+    if (bound == plan.end())
+      return false;
+    std::vector<int64_t> at = boxIndices(l);
+    if (at.size() != bound->second.data.size())
+      return false;
+    std::vector<bool> &r = read[name];
+    T &t = spec.at(name);
+    r.resize(t.data.size());
+    for (int64_t i : at)
+      if (r[i])
+        return false;
+    for (auto [k, i] : llvm::enumerate(at)) {
+      t.data[i] = bound->second.data[k];
+      r[i] = true;
+    }
+    return true;
   }
 
   InputFn<V> specInputs() {
