@@ -67,20 +67,30 @@ inline void unravel(int64_t flat, ArrayRef<int64_t> shape,
   }
 }
 
-/// Elements of `t` inside the lineage's box, in row-major order of the box.
-template <typename V>
-std::vector<V> sliceOf(const Tensor<V> &t, LineageAttr l) {
+/// The row-major flat indices of lineage `l`'s box in a tensor of `full`
+/// shape, in the box's own row-major order.
+inline std::vector<int64_t> boxIndicesOf(ArrayRef<int64_t> full,
+                                         LineageAttr l) {
   SmallVector<int64_t> shape = l.getSliceShape();
-  SmallVector<int64_t> strides = stridesOf(t.shape);
-  std::vector<V> out;
+  SmallVector<int64_t> strides = stridesOf(full);
+  std::vector<int64_t> out;
   SmallVector<int64_t> idx;
   for (int64_t i = 0, e = numElements(shape); i < e; ++i) {
     unravel(i, shape, idx);
     int64_t flat = 0;
     for (size_t k = 0; k < idx.size(); ++k)
       flat += (idx[k] + l.getLower()[k]) * strides[k];
-    out.push_back(t.data[flat]);
+    out.push_back(flat);
   }
+  return out;
+}
+
+/// Elements of `t` inside the lineage's box, in row-major order of the box.
+template <typename V>
+std::vector<V> sliceOf(const Tensor<V> &t, LineageAttr l) {
+  std::vector<V> out;
+  for (int64_t flat : boxIndicesOf(t.shape, l))
+    out.push_back(t.data[flat]);
   return out;
 }
 
@@ -263,19 +273,7 @@ template <typename D> struct Bindings {
 
   /// The flat indices of lineage `l`'s box in its spec input.
   std::vector<int64_t> boxIndices(LineageAttr l) const {
-    const T &t = spec.at(l.getSpec().str());
-    SmallVector<int64_t> shape = l.getSliceShape();
-    SmallVector<int64_t> strides = stridesOf(t.shape);
-    std::vector<int64_t> out;
-    SmallVector<int64_t> idx;
-    for (int64_t i = 0, e = numElements(shape); i < e; ++i) {
-      unravel(i, shape, idx);
-      int64_t flat = 0;
-      for (size_t k = 0; k < idx.size(); ++k)
-        flat += (idx[k] + l.getLower()[k]) * strides[k];
-      out.push_back(flat);
-    }
-    return out;
+    return boxIndicesOf(spec.at(l.getSpec().str()).shape, l);
   }
   void markRead(LineageAttr l) {
     std::vector<bool> &r = read[l.getSpec().str()];
