@@ -345,3 +345,32 @@ TEST(Aliases, ReadBoxKeepsTheEquality) {
   EXPECT_EQ(r.outcome, StageResult::Proven) << r.headline;
   EXPECT_FALSE(r.byNormalization);
 }
+
+TEST(Aliases, MaskIsNeverSubstitutedByReals) {
+  // b is a mask (0 or 1) and a = b as reals: b's domain must not move onto
+  // a's values (b * b = b holds for masks only), so the equality stays
+  // for the solver, which proves the stage.
+  tvtest::OwnStage s(R"(
+  tv.mesh @mesh axes ["dp"] sizes [1]
+  tv.stage @s assumes [#tv.lineage<"a"[0:2, 0:2] = ["p":0]>, #tv.lineage<"g"[0:2, 0:2] = ["g":0]>, #tv.lineage<"b"[0:2, 0:2] = ["p":0]>] guarantees [#tv.lineage<"y"[0:2, 0:2] = ["y":0]>] {
+    tv.spec @spec {
+      %a = tv.input "a" : tensor<2x2xf32>
+      %b = tv.input "b" : tensor<2x2xi1>
+      %g = tv.input "g" : tensor<2x2xf32>
+      %m = tv.apply_mask_grad %g, %b : tensor<2x2xf32>, tensor<2x2xi1> -> tensor<2x2xf32>
+      %y = tv.apply_mask_grad %m, %b : tensor<2x2xf32>, tensor<2x2xi1> -> tensor<2x2xf32>
+      tv.output "y", %y : tensor<2x2xf32>
+    }
+    tv.plan @plan mesh @mesh micro_batches 1 {
+      tv.rank_program [0] {
+        %p = tv.input "p" : tensor<2x2xi1>
+        %g = tv.input "g" : tensor<2x2xf32>
+        %y = tv.apply_mask_grad %g, %p : tensor<2x2xf32>, tensor<2x2xi1> -> tensor<2x2xf32>
+        tv.output "y", %y : tensor<2x2xf32>
+      }
+    }
+  })");
+  ASSERT_TRUE(s.get());
+  StageResult r = verifyStage(s.get(), StageOptions());
+  EXPECT_EQ(r.outcome, StageResult::Proven) << r.headline;
+}

@@ -538,10 +538,16 @@ bool mlir::tv::stagecheck::replay(StageOp stage, const PlanSchedule &schedule,
     result.details.push_back(line);
     ++shown;
   }
+  // Inputs a substitution replaced are not read: not listed.
   std::string in = "inputs:";
-  for (size_t i = 0; i < inputs.size() && i < 12; ++i)
-    in += " " + inputs[i].first + "=" + fmt(inputs[i].second);
-  if (inputs.size() > 12)
+  size_t listed = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (b.stale.count(inputs[i].first))
+      continue;
+    if (listed++ < 12)
+      in += " " + inputs[i].first + "=" + fmt(inputs[i].second);
+  }
+  if (listed > 12)
     in += " ...";
   result.details.push_back(in);
   if (ArrayAttr folded = stage.getPlan().getFoldedAttr()) {

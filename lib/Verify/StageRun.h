@@ -136,12 +136,21 @@ template <typename D> struct Bindings {
   /// aliases are never rewritten.
   std::map<std::string, std::vector<bool>> read;
   std::set<std::string> aliased;
+  /// Spec inputs of reals (kind 0): only those are substituted, so that an
+  /// id's or a mask's domain never moves onto another tensor's values.
+  std::set<std::string> realInputs;
+  /// The fresh inputs a substitution replaced: a run does not read them,
+  /// and a counterexample does not list them.
+  std::set<std::string> stale;
 
   LogicalResult bind(StageOp stage) {
     for (Operation &op : stage.getSpec().getBody().front()) {
-      if (auto in = dyn_cast<InputOp>(op))
-        spec[in.getName().str()] = freshTensor(
-            in.getName().str(), cast<RankedTensorType>(in.getType()));
+      if (auto in = dyn_cast<InputOp>(op)) {
+        auto ty = cast<RankedTensorType>(in.getType());
+        spec[in.getName().str()] = freshTensor(in.getName().str(), ty);
+        if (kindOf(ty.getElementType()) == 0)
+          realInputs.insert(in.getName().str());
+      }
       // A tag of an input is another name of the same spec tensor.
       if (auto tag = dyn_cast<TagOp>(op)) {
         if (auto in = tag.getValue().getDefiningOp<InputOp>()) {
@@ -257,6 +266,11 @@ template <typename D> struct Bindings {
           auto key = std::make_pair(ref.getRank(), ref.getName().str());
           auto existing = plan.find(key);
           if (existing != plan.end()) {
+            if (existing->second.data.size() != parts[k].size())
+              return stage.emitError()
+                     << "plan tensor '" << ref.getName() << "' on rank "
+                     << ref.getRank()
+                     << " is assumed equal to slices of different sizes";
             for (size_t i = 0; i < parts[k].size(); ++i)
               extra.push_back({existing->second.data[i], parts[k][i]});
             continue;
@@ -291,12 +305,15 @@ template <typename D> struct Bindings {
   /// Otherwise the equality is kept for the solver (`extra`).
   bool substitute(LineageAttr l) {
     std::string name = l.getSpec().str();
-    if (l.isScaled() || aliased.count(name) || l.getNumGroups() != 1 ||
-        l.getGroupRefs().front().size() != 1)
+    if (l.isScaled() || aliased.count(name) || !realInputs.count(name) ||
+        l.getNumGroups() != 1 || l.getGroupRefs().front().size() != 1)
       return false;
     PlanRefAttr ref = l.getGroupRefs().front().front();
-    auto bound = plan.find({ref.getRank(), ref.getName().str()});
-    if (bound == plan.end())
+    std::pair<int64_t, std::string> key{ref.getRank(), ref.getName().str()};
+    auto bound = plan.find(key);
+    auto boundType = planTypes.find(key);
+    if (bound == plan.end() || boundType == planTypes.end() ||
+        kindOf(boundType->second.getElementType()) != 0)
       return false;
     std::vector<int64_t> at = boxIndices(l);
     if (at.size() != bound->second.data.size())
@@ -307,9 +324,12 @@ template <typename D> struct Bindings {
     for (int64_t i : at)
       if (r[i])
         return false;
+    SmallVector<int64_t> idx;
     for (auto [k, i] : llvm::enumerate(at)) {
       t.data[i] = bound->second.data[k];
       r[i] = true;
+      unravel(i, t.shape, idx);
+      stale.insert(name + indexStr(idx));
     }
     return true;
   }
