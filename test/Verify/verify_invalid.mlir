@@ -45,3 +45,26 @@ module {
     }
   }
 }
+
+// -----
+
+// One plan tensor assumed equal to two spec slices of different sizes.
+module {
+  tv.mesh @mesh axes ["dp"] sizes [1]
+  // expected-error @+1 {{stage @s: plan tensor 'p' on rank 0 is assumed equal to slices of different sizes}}
+  tv.stage @s assumes [#tv.lineage<"a"[0:2, 0:2] = ["p":0]>, #tv.lineage<"b"[0:1, 0:2] = ["p":0]>] guarantees [#tv.lineage<"y"[0:2, 0:2] = ["y":0]>] {
+    tv.spec @spec {
+      %a = tv.input "a" : tensor<2x2xf32>
+      %b = tv.input "b" : tensor<2x2xf32>
+      %y = tv.exp %a : tensor<2x2xf32>
+      tv.output "y", %y : tensor<2x2xf32>
+    }
+    tv.plan @plan mesh @mesh micro_batches 1 {
+      tv.rank_program [0] {
+        %p = tv.input "p" : tensor<2x2xf32>
+        %y = tv.exp %p : tensor<2x2xf32>
+        tv.output "y", %y : tensor<2x2xf32>
+      }
+    }
+  }
+}
