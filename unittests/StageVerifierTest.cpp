@@ -333,6 +333,15 @@ TEST(Aliases, SubstitutedAndDecidedByNormalization) {
   ASSERT_TRUE(wrong.get());
   StageResult w = verifyStage(wrong.get(), StageOptions());
   EXPECT_EQ(w.outcome, StageResult::Counterexample) << w.headline;
+  // Its inputs are a's: b's own variables were replaced, and are not listed.
+  bool listed = false, aListed = false;
+  for (const std::string &d : w.details)
+    if (d.rfind("inputs:", 0) == 0) {
+      listed |= d.find(" b[") != std::string::npos;
+      aListed |= d.find(" a[") != std::string::npos;
+    }
+  EXPECT_FALSE(listed);
+  EXPECT_TRUE(aListed);
 }
 
 TEST(Aliases, ReadBoxKeepsTheEquality) {
