@@ -52,7 +52,8 @@ std::string program(int rank, int64_t n, const std::vector<Piece> &pieces,
     if (bug == Bug::ShiftedRead && i == buggy)
       read = p.begin + 1 <= n - len ? p.begin + 1 : p.begin - 1;
     std::string k = std::to_string(i), piece = ty(len);
-    std::string lr = bug == Bug::WrongRate && i == buggy ? "2.0e-03" : "1.0e-03";
+    std::string lr =
+        bug == Bug::WrongRate && i == buggy ? "2.0e-03" : "1.0e-03";
     body += "      %g" + k + " = tv.slice %g start [" + std::to_string(read) +
             ", 0] : " + full + " -> " + piece + "\n";
     body += "      %w" + k + " = tv.slice %w start [" + std::to_string(read) +
@@ -76,8 +77,8 @@ std::string program(int rank, int64_t n, const std::vector<Piece> &pieces,
       sum = s;
     }
   }
-  body += "      %new = tv.all_reduce sum " + sum + " {axes = [\"dp\"]} : " +
-          full + " -> " + full + "\n";
+  body += "      %new = tv.all_reduce sum " + sum +
+          " {axes = [\"dp\"]} : " + full + " -> " + full + "\n";
   body += "      tv.output \"w.new\", %new : " + full + "\n    }\n";
   return body;
 }
@@ -87,15 +88,19 @@ std::string stage(int64_t n, const std::vector<Piece> &pieces, Bug bug,
   std::string N = std::to_string(n), full = ty(n);
   return R"(
   tv.mesh @mesh axes ["dp"] sizes [2]
-  tv.stage @s assumes [#tv.lineage<"w"[0:)" + N +
-         R"(, 0:2] = ["w":0] | ["w":1]>, #tv.lineage<"g"[0:)" + N +
+  tv.stage @s assumes [#tv.lineage<"w"[0:)" +
+         N + R"(, 0:2] = ["w":0] | ["w":1]>, #tv.lineage<"g"[0:)" + N +
          R"(, 0:2] = ["g.local":0 + "g.local":1]>] guarantees [#tv.lineage<"w.new"[0:)" +
          N + R"(, 0:2] = ["w.new":0] | ["w.new":1]>] {
     tv.spec @spec {
-      %w = tv.input "w" : )" + full + R"(
-      %g = tv.input "g" : )" + full + R"(
-      %n = tv.sgd %w, %g lr 1.0e-03 : )" + full + R"(
-      tv.output "w.new", %n : )" + full + R"(
+      %w = tv.input "w" : )" +
+         full + R"(
+      %g = tv.input "g" : )" +
+         full + R"(
+      %n = tv.sgd %w, %g lr 1.0e-03 : )" +
+         full + R"(
+      tv.output "w.new", %n : )" +
+         full + R"(
     }
     tv.plan @plan mesh @mesh micro_batches 1 {
 )" + program(0, n, pieces, bug, buggy) +
@@ -123,8 +128,8 @@ TEST(ShapeSegments, ReducedVerdictIsTheFullSizeVerdict) {
     at.erase(std::unique(at.begin(), at.end()), at.end());
     std::vector<Piece> pieces;
     for (size_t i = 0; i + 1 < at.size(); ++i)
-      pieces.push_back({at[i], at[i + 1],
-                        std::uniform_int_distribution<int>(0, 1)(rng)});
+      pieces.push_back(
+          {at[i], at[i + 1], std::uniform_int_distribution<int>(0, 1)(rng)});
     Bug bug = static_cast<Bug>(std::uniform_int_distribution<int>(0, 4)(rng));
     size_t buggy =
         std::uniform_int_distribution<size_t>(0, pieces.size() - 1)(rng);

@@ -7,8 +7,8 @@
 // pieces each position lies in matters, not how long the pieces are: such
 // a dimension is laid on one axis, cut at every boundary of every tensor
 // on it, and each segment between two cuts keeps at most two positions, or
-// as many as one tensor has dimensions on the axis (decision 122; docs/soundness.md, "Position-wise dimensions reduced by
-// segments").
+// as many as one tensor has dimensions on the axis (decision 122;
+// docs/soundness.md, "Position-wise dimensions reduced by segments").
 //
 //===----------------------------------------------------------------------===//
 #include "ShapeProgramImpl.h"
@@ -146,7 +146,8 @@ void ShapeProgram::reduceBySegments(const PlanSchedule &sched) {
                    member->getNumResults() == first->getNumResults();
       for (auto [a, b] : llvm::zip(
                llvm::concat<Value>(first->getOperands(), first->getResults()),
-               llvm::concat<Value>(member->getOperands(), member->getResults()))) {
+               llvm::concat<Value>(member->getOperands(),
+                                   member->getResults()))) {
         auto ta = dyn_cast<RankedTensorType>(a.getType());
         auto tb = dyn_cast<RankedTensorType>(b.getType());
         if (!ta || !tb || ta.getRank() != tb.getRank()) {
@@ -268,7 +269,8 @@ void ShapeProgram::reduceBySegments(const PlanSchedule &sched) {
       step = std::gcd(step, c - cuts.front());
     for (DimKey u : members)
       if (int64_t n = sizeOf.lookup(u); n > 1)
-        step = std::min<int64_t>(step, n / std::max<int64_t>(1, floorOf.lookup(u)));
+        step = std::min<int64_t>(step,
+                                 n / std::max<int64_t>(1, floorOf.lookup(u)));
     int64_t span = cuts.back() - cuts.front();
     if (step < 1 || reducedAt.back() >= span / step)
       continue;
