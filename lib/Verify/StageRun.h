@@ -224,9 +224,11 @@ template <typename D> struct Bindings {
                  << "' lies outside the stage's spec tensor";
         if (!from && substitute(l))
           return success();
-        slice = sliceOf(*src, l);
+        std::vector<int64_t> at = boxIndicesOf(src->shape, l);
+        for (int64_t i : at)
+          slice.push_back(src->data[i]);
         if (!from)
-          markRead(l);
+          markRead(l.getSpec().str(), at);
       } else {
         SmallVector<int64_t> shape = l.getSliceShape();
         SmallVector<int64_t> idx;
@@ -285,14 +287,11 @@ template <typename D> struct Bindings {
     return success();
   }
 
-  /// The flat indices of lineage `l`'s box in its spec input.
-  std::vector<int64_t> boxIndices(LineageAttr l) const {
-    return boxIndicesOf(spec.at(l.getSpec().str()).shape, l);
-  }
-  void markRead(LineageAttr l) {
-    std::vector<bool> &r = read[l.getSpec().str()];
-    r.resize(spec.at(l.getSpec().str()).data.size());
-    for (int64_t i : boxIndices(l))
+  /// Flat elements `at` of spec input `name` stand in a binding now.
+  void markRead(const std::string &name, ArrayRef<int64_t> at) {
+    std::vector<bool> &r = read[name];
+    r.resize(spec.at(name).data.size());
+    for (int64_t i : at)
       r[i] = true;
   }
 
@@ -315,11 +314,11 @@ template <typename D> struct Bindings {
     if (bound == plan.end() || boundType == planTypes.end() ||
         kindOf(boundType->second.getElementType()) != 0)
       return false;
-    std::vector<int64_t> at = boxIndices(l);
+    T &t = spec.at(name);
+    std::vector<int64_t> at = boxIndicesOf(t.shape, l);
     if (at.size() != bound->second.data.size())
       return false;
     std::vector<bool> &r = read[name];
-    T &t = spec.at(name);
     r.resize(t.data.size());
     for (int64_t i : at)
       if (r[i])
@@ -327,10 +326,10 @@ template <typename D> struct Bindings {
     SmallVector<int64_t> idx;
     for (auto [k, i] : llvm::enumerate(at)) {
       t.data[i] = bound->second.data[k];
-      r[i] = true;
       unravel(i, t.shape, idx);
       stale.insert(name + indexStr(idx));
     }
+    markRead(name, at);
     return true;
   }
 
