@@ -43,6 +43,10 @@ FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan, bool localSteps) {
   s.mesh = plan.getMeshOp();
   if (!s.mesh)
     return plan.emitError() << "plan refers to unknown mesh";
+  if (plan.hasPhases())
+    return plan.emitError() << "internal error: the plan's rank programs are "
+                               "in phases; they are scheduled joined "
+                               "(decision 124)";
   int64_t numRanks = s.mesh.getNumRanks();
   // Each rank steps through its program's ops; without local steps, only
   // through its communication ops (listed once per program, not walked

@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
+#include <map>
 
 using namespace mlir;
 using namespace mlir::tv;
@@ -455,12 +456,41 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
   // Names per rank program, and which program each rank runs.
   std::vector<llvm::StringMap<NameInfo>> progNames;
   llvm::DenseMap<int64_t, unsigned> rankProg;
-  for (Operation &op : plan.getBody().front()) {
-    auto prog = cast<RankProgramOp>(op);
-    progNames.emplace_back();
-    collectNames(prog.getBody().front(), progNames.back());
-    for (int64_t r : prog.getRanks())
-      rankProg[r] = progNames.size() - 1;
+  if (!plan.hasPhases()) {
+    for (Operation &op : plan.getBody().front()) {
+      auto prog = cast<RankProgramOp>(op);
+      progNames.emplace_back();
+      collectNames(prog.getBody().front(), progNames.back());
+      for (int64_t r : prog.getRanks())
+        rankProg[r] = progNames.size() - 1;
+    }
+  } else {
+    // Phases (decision 124): a rank's names are those of its programs, in
+    // phase order (a later phase's input of an earlier name is that
+    // name); ranks that run the same programs share one table.
+    std::map<int64_t, SmallVector<RankProgramOp>> byRank;
+    for (auto prog : plan.getBody().front().getOps<RankProgramOp>())
+      for (int64_t r : prog.getRanks())
+        byRank[r].push_back(prog);
+    std::map<SmallVector<Operation *>, unsigned> tables;
+    for (auto &[r, progs] : byRank) {
+      llvm::stable_sort(progs, [](RankProgramOp a, RankProgramOp b) {
+        return a.getPhaseOrZero() < b.getPhaseOrZero();
+      });
+      SmallVector<Operation *> key(progs.begin(), progs.end());
+      auto [it, fresh] = tables.try_emplace(key, progNames.size());
+      if (fresh) {
+        llvm::StringMap<NameInfo> merged;
+        for (RankProgramOp prog : progs) {
+          llvm::StringMap<NameInfo> one;
+          collectNames(prog.getBody().front(), one);
+          for (auto &entry : one)
+            merged.try_emplace(entry.getKey(), entry.getValue());
+        }
+        progNames.push_back(std::move(merged));
+      }
+      rankProg[r] = it->second;
+    }
   }
 
   bool ok = true;

@@ -4,6 +4,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
+#include <map>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::tv;
@@ -102,14 +104,103 @@ SmallVector<int64_t> MeshOp::getAxisGroup(int64_t rank,
 //===----------------------------------------------------------------------===//
 
 /// Names defined by tv.input / tv.tag / tv.output are unique in one program.
+/// The tensor name an input, tag or output defines (null for other ops).
+/// Read defensively: this may run before the op's own verifier, which
+/// reports a missing or mistyped name.
+static StringAttr tensorNameOf(Operation &op) {
+  if (!isa<InputOp, TagOp, OutputOp>(op))
+    return {};
+  return op.getAttrOfType<StringAttr>("name");
+}
+
+/// The names of a phased plan (decision 124): on each rank, a name is
+/// defined once over all its phases (an output or a tag; an input of a later
+/// phase that reads an earlier definition defines nothing), and a later
+/// phase reads an earlier definition with the type it was defined with.
+static LogicalResult verifyPhaseNames(PlanOp plan) {
+  std::map<int64_t, SmallVector<RankProgramOp>> byRank;
+  for (auto prog : plan.getBody().front().getOps<RankProgramOp>())
+    for (int64_t r : prog.getRanks())
+      byRank[r].push_back(prog);
+  // Ranks that run the same programs are checked once.
+  std::set<SmallVector<Operation *>> done;
+  for (auto &[rank, progs] : byRank) {
+    llvm::stable_sort(progs, [](RankProgramOp a, RankProgramOp b) {
+      return a.getPhaseOrZero() < b.getPhaseOrZero();
+    });
+    SmallVector<Operation *> key;
+    for (RankProgramOp p : progs)
+      key.push_back(p);
+    if (!done.insert(key).second)
+      continue;
+    llvm::StringMap<Operation *> defined, buffers;
+    for (RankProgramOp prog : progs) {
+      llvm::StringMap<Operation *> here, bufHere;
+      for (Operation &op : prog.getBody().front()) {
+        // A buffer lives in one phase: what crosses phases is named.
+        if (isa<AccumulateOp, BufferReadOp>(op)) {
+          auto buf = op.getAttrOfType<StringAttr>("buffer");
+          if (!buf)
+            continue;
+          auto earlier = buffers.find(buf.getValue());
+          if (earlier != buffers.end()) {
+            InFlightDiagnostic d =
+                op.emitOpError()
+                << "uses buffer '" << buf.getValue() << "' on rank " << rank
+                << " in phase " << prog.getPhaseOrZero()
+                << ", which an earlier phase of the rank uses; a buffer "
+                   "lives in one phase (pass its value with tv.output and "
+                   "tv.input)";
+            d.attachNote(earlier->second->getLoc()) << "used here";
+            return d;
+          }
+          bufHere.try_emplace(buf.getValue(), &op);
+          continue;
+        }
+        StringAttr nameAttr = tensorNameOf(op);
+        if (!nameAttr)
+          continue;
+        StringRef name = nameAttr.getValue();
+        auto earlier = defined.find(name);
+        if (earlier == defined.end()) {
+          here.try_emplace(name, &op);
+          continue;
+        }
+        if (!isa<InputOp>(op)) {
+          InFlightDiagnostic d =
+              op.emitOpError()
+              << "defines tensor name '" << name << "' on rank " << rank
+              << " in phase " << prog.getPhaseOrZero()
+              << ", which an earlier phase of the rank already defines";
+          d.attachNote(earlier->second->getLoc()) << "defined here";
+          return d;
+        }
+        Type want = earlier->second->getNumResults()
+                        ? earlier->second->getResult(0).getType()
+                        : earlier->second->getOperand(0).getType();
+        if (op.getResult(0).getType() != want) {
+          InFlightDiagnostic d =
+              op.emitOpError()
+              << "reads tensor '" << name << "' of an earlier phase on rank "
+              << rank << " as " << op.getResult(0).getType()
+              << ", but it is defined as " << want;
+          d.attachNote(earlier->second->getLoc()) << "defined here";
+          return d;
+        }
+      }
+      for (auto &entry : here)
+        defined.try_emplace(entry.getKey(), entry.getValue());
+      for (auto &entry : bufHere)
+        buffers.try_emplace(entry.getKey(), entry.getValue());
+    }
+  }
+  return success();
+}
+
 static LogicalResult verifyUniqueNames(Block &block) {
   llvm::StringMap<Operation *> names;
   for (Operation &op : block) {
-    if (!isa<InputOp, TagOp, OutputOp>(op))
-      continue;
-    // Read defensively: this may run before the op's own verifier, which
-    // reports a missing or mistyped name.
-    auto nameAttr = op.getAttrOfType<StringAttr>("name");
+    StringAttr nameAttr = tensorNameOf(op);
     if (!nameAttr)
       continue;
     StringRef name = nameAttr.getValue();
@@ -149,7 +240,9 @@ unsigned PlanOp::mergeIdenticalPrograms() {
   SmallVector<llvm::hash_code> order;
   for (RankProgramOp p : progs) {
     // Hash the body only: the rank list is not part of what it computes.
-    llvm::hash_code h = llvm::hash_value(p.getBody().front().getOperations().size());
+    // Programs of different phases are never one program (decision 124).
+    llvm::hash_code h = llvm::hash_combine(
+        p.getBody().front().getOperations().size(), p.getPhaseOrZero());
     for (Operation &op : p.getBody().front())
       h = llvm::hash_combine(
           h, OperationEquivalence::computeHash(
@@ -172,7 +265,8 @@ unsigned PlanOp::mergeIdenticalPrograms() {
         if (merged[j])
           continue;
         Block &x = bucket[i].getBody().front(), &y = bucket[j].getBody().front();
-        if (x.getOperations().size() != y.getOperations().size())
+        if (x.getOperations().size() != y.getOperations().size() ||
+            bucket[i].getPhaseOrZero() != bucket[j].getPhaseOrZero())
           continue;
         // Values correspond positionally: ops are compared in order, and
         // operands must map to the corresponding earlier results.
@@ -257,21 +351,39 @@ LogicalResult PlanOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   }
   int64_t numRanks = mesh.getNumRanks();
   std::vector<Operation *> owner(numRanks, nullptr);
+  // Phases (decision 124): a rank runs at most one program per phase.
+  std::map<std::pair<int64_t, int64_t>, Operation *> phaseOwner;
+  bool phased = false;
   for (auto prog : getBody().front().getOps<RankProgramOp>()) {
+    int64_t phase = prog.getPhaseOrZero();
+    if (phase < 0)
+      return prog.emitOpError() << "has phase " << phase
+                                << "; phases are numbered from 0";
+    phased |= phase != 0;
     for (int64_t r : prog.getRanks()) {
       if (r < 0 || r >= numRanks)
         return prog.emitOpError()
                << "lists rank " << r << " but mesh " << getMeshAttr() << " has "
                << numRanks << " ranks";
-      if (owner[r]) {
+      auto [it, fresh] = phaseOwner.try_emplace({r, phase}, prog);
+      if (!fresh) {
         InFlightDiagnostic d = prog.emitOpError()
                                << "lists rank " << r
                                << " that another rank program already runs";
-        d.attachNote(owner[r]->getLoc()) << "first program of rank " << r;
+        if (phased)
+          d << " in phase " << phase;
+        d.attachNote(it->second->getLoc()) << "first program of rank " << r;
         return d;
       }
       owner[r] = prog;
     }
+  }
+  if (phased) {
+    if ((*this)->getParentOfType<StageOp>())
+      return emitOpError() << "of a stage has rank programs in phases; a "
+                              "stage's plan is joined";
+    if (failed(verifyPhaseNames(*this)))
+      return failure();
   }
   // A stage's plan holds only the ranks that take part in the stage.
   if (!(*this)->getParentOfType<StageOp>())

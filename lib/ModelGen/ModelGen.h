@@ -291,9 +291,19 @@ private:
   void stageProgram(int64_t stage, OpBuilder &b, int64_t &line);
   void stageProgramOne(int64_t stage, OpBuilder &b, int64_t &line);
   void endOfStep(Prog &P);
-  /// The end of the step under Megatron's distributed optimizer (one
-  /// program per data-parallel coordinate `curZ`: the ranges it owns).
+  /// The end of the step under Megatron's distributed optimizer, in two
+  /// phases (decision 124): phase 0, shared by the data-parallel group,
+  /// ends with each bucket's reduce-scattered shard (`bucketK.grad_shard`);
+  /// phase 1, one program per data-parallel coordinate `curZ`, steps the
+  /// ranges it owns and all-gathers the parameters.
   void flatStep(Prog &P);
+  /// The phase-1 program of coordinate `curZ` of pipeline stage `stage`.
+  void ownedStepProgram(int64_t stage, OpBuilder &b, int64_t &line);
+  /// Which part of a distributed optimizer's step is being built.
+  enum class StepPhase { Whole, Shared, Owned };
+  StepPhase stepPhase = StepPhase::Whole;
+  /// Phase 1's parameters: inputs of the phase-1 program, by name.
+  std::map<std::string, Val> ownedWeights;
   /// Megatron's --overlap-grad-reduce: each bucket's asynchronous
   /// reduce-scatter, and the reads and packing of its gradients, moved to
   /// just after the last accumulation into any of its gradient buffers

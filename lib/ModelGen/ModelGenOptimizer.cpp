@@ -184,7 +184,12 @@ static int64_t volume(ArrayRef<int64_t> s) {
 
 void Gen::flatStep(Prog &P) {
   const int64_t dd = curZ / p.cp, c = curZ % p.cp;
-  const int64_t e = dd % p.ep, edp = dd / p.ep;
+  const int64_t edp = dd / p.ep;
+  int64_t e = dd % p.ep;
+  // Phase 0 of a distributed optimizer is shared by the data-parallel
+  // group; phase 1 is this coordinate's step (decision 124).
+  const bool shared = stepPhase == StepPhase::Shared,
+             owned = stepPhase == StepPhase::Owned;
   // Megatron keeps two buffers: the dense parameters' over the data-parallel
   // group (dp x cp) and the experts' over the expert data-parallel group
   // (dp / ep x cp, the ranks holding the same experts). This rank's index
@@ -224,6 +229,8 @@ void Gen::flatStep(Prog &P) {
   // step, a stage of its own.
   std::vector<Val> grads;
   for (const Buf &b : bufs) {
+    if (owned)
+      break; // phase 1 reads the reduced shards
     std::string gn = b.name + ".grad";
     Val g = localGrad(P, b);
     P.tag(gn + ".local", g);
@@ -235,32 +242,40 @@ void Gen::flatStep(Prog &P) {
     if ((isExpert ? edp * p.cp + c : curZ) != 0 ||
         (tied && curStage != p.pp - 1))
       continue;
-    auto sumOver = [&](int64_t t) {
-      std::vector<std::pair<std::string, int64_t>> terms;
-      for (int64_t s : tied ? std::vector<int64_t>{0, p.pp - 1}
-                                : std::vector<int64_t>{curStage})
-        for (int64_t d = 0; d < p.dp; ++d)
-          for (int64_t cc = 0; cc < p.cp; ++cc)
-            if (!isExpert || d % p.ep == e)
-              terms.push_back({gn + ".local", rankOf(d, s, cc, t)});
-      return terms;
-    };
-    // A per-rank mean: dense gradients are averaged over the group; an
-    // expert's is summed over its group and divided by dp (decision 66).
-    int64_t den = !p.perRankLoss ? 1 : isExpert ? p.dp : dpN();
-    Shape zero(b.shape.size(), 0);
-    for (int64_t t = 0; t < (b.tpDim >= 0 ? p.tp : 1); ++t) {
-      auto [lower, upper] = specBox(b, zero, b.shape, t);
-      // Under loss scaling the buffers hold the scaled gradients.
-      FlatLineage l{p.lossScaled() ? b.name + ".grad_scaled" : gn, lower,
-                    upper, {}, den};
-      if (b.tpDim >= 0)
-        l.groups.push_back(sumOver(t));
-      else
-        for (int64_t tt = 0; tt < p.tp; ++tt)
-          l.groups.push_back(sumOver(tt));
-      flatLines.push_back(std::move(l));
+    // The shared phase 0 stands for the expert shards of every ep
+    // coordinate: the statements of each.
+    const int64_t e0 = e;
+    const bool everyE = shared && isExpert;
+    for (int64_t ee = everyE ? 0 : e0; ee < (everyE ? p.ep : e0 + 1); ++ee) {
+      e = ee;
+      auto sumOver = [&](int64_t t) {
+        std::vector<std::pair<std::string, int64_t>> terms;
+        for (int64_t s : tied ? std::vector<int64_t>{0, p.pp - 1}
+                                  : std::vector<int64_t>{curStage})
+          for (int64_t d = 0; d < p.dp; ++d)
+            for (int64_t cc = 0; cc < p.cp; ++cc)
+              if (!isExpert || d % p.ep == e)
+                terms.push_back({gn + ".local", rankOf(d, s, cc, t)});
+        return terms;
+      };
+      // A per-rank mean: dense gradients are averaged over the group; an
+      // expert's is summed over its group and divided by dp (decision 66).
+      int64_t den = !p.perRankLoss ? 1 : isExpert ? p.dp : dpN();
+      Shape zero(b.shape.size(), 0);
+      for (int64_t t = 0; t < (b.tpDim >= 0 ? p.tp : 1); ++t) {
+        auto [lower, upper] = specBox(b, zero, b.shape, t);
+        // Under loss scaling the buffers hold the scaled gradients.
+        FlatLineage l{p.lossScaled() ? b.name + ".grad_scaled" : gn, lower,
+                      upper, {}, den};
+        if (b.tpDim >= 0)
+          l.groups.push_back(sumOver(t));
+        else
+          for (int64_t tt = 0; tt < p.tp; ++tt)
+            l.groups.push_back(sumOver(tt));
+        flatLines.push_back(std::move(l));
+      }
     }
+    e = e0;
   }
 
   // One lineage statement per owned box: its spec box on this coordinate's
@@ -404,10 +419,12 @@ void Gen::flatStep(Prog &P) {
       gs = P.allReduceGroups(gs, embeddingGroups(), bn + "_embedding_group");
     gs = unscale(P, gs, bn + "_grad_unscaled");
     pb.gs = gs;
-    if (p.clipGrad <= 0)
-      return;
-    // Box by box, as the step reads them: each a box of its parameter's
-    // gradient, which partition reads per parameter (decision 119).
+  };
+  // The owned ranges of a reduced shard counted in the gradient norm, box
+  // by box, as the step reads them: each a box of its parameter's gradient,
+  // which partition reads per parameter (decision 119).
+  auto normOwned = [&](Pending &pb) {
+    Val gs = *pb.gs;
     forOwned(pb, [&](const Buf &b, ArrayRef<std::pair<Shape, Shape>> boxes,
                      int64_t off) {
       // The tied embedding's copy on the last stage is not counted
@@ -430,6 +447,18 @@ void Gen::flatStep(Prog &P) {
   // updated boxes go back to their places in the parameter buffer's shard,
   // which is all-gathered (launched asynchronously under
   // --overlap-param-gather).
+  // The parameters the step reads: in phase 1, inputs of its own program
+  // (the join reads them as phase 0's).
+  auto weightOf = [&](const Buf &b) -> Val {
+    if (!owned)
+      return weightsIn.at(b.name);
+    auto it = ownedWeights.find(b.name);
+    if (it == ownedWeights.end())
+      it = ownedWeights
+               .emplace(b.name, P.input(b.name, weightsIn.at(b.name).s))
+               .first;
+    return it->second;
+  };
   auto stepBucket = [&](Pending &pb, const std::optional<Val> &factor) {
     const Bucket &bk = pb.bk;
     const std::string &bn = pb.name;
@@ -447,7 +476,7 @@ void Gen::flatStep(Prog &P) {
                            gn + "_own");
         if (factor)
           gp = clip(P, gp, *factor, gn + "_clipped");
-        Val wp = P.slice(weightsIn.at(b.name), lower, ext, b.name + "_own");
+        Val wp = P.slice(weightOf(b), lower, ext, b.name + "_own");
         Val np = optimizerStep(
             P, b.name, wp, gp,
             [&](const std::string &key) {
@@ -492,26 +521,53 @@ void Gen::flatStep(Prog &P) {
       recs.push_back(wr);
     }
   };
-  if (!p.overlapGrad && !p.overlapParam && p.clipGrad <= 0) {
+  // Overlapped or clipped: every bucket's reduction is launched before any
+  // is waited for; the norm needs every reduced shard before any step; the
+  // parameters are waited for in the order the next forward uses them
+  // (the buckets hold the parameters in reverse). Otherwise bucket by
+  // bucket.
+  const bool together = p.overlapGrad || p.overlapParam || p.clipGrad > 0;
+  if (owned) {
+    // Phase 1: the shards phase 0 reduced, read by name.
+    for (Pending &pb : pending)
+      pb.gs = P.input(pb.name + ".grad_shard",
+                      {(pb.bk.end - pb.bk.start) / pb.grp->n});
+  } else if (!together) {
     for (Pending &pb : pending) {
       launch(pb);
       reduce(pb);
+      if (shared) {
+        P.output(pb.name + ".grad_shard", *pb.gs);
+        continue;
+      }
+      stepBucket(pb, std::nullopt);
+      finish(pb);
+    }
+    return;
+  } else {
+    for (Pending &pb : pending)
+      launch(pb);
+    for (Pending &pb : pending) {
+      reduce(pb);
+      if (shared)
+        P.output(pb.name + ".grad_shard", *pb.gs);
+    }
+  }
+  if (shared)
+    return;
+  if (!together) {
+    for (Pending &pb : pending) {
       stepBucket(pb, std::nullopt);
       finish(pb);
     }
     return;
   }
-  // Overlapped or clipped: every bucket's reduction is launched before any
-  // is waited for; the norm needs every reduced shard before any step; the
-  // parameters are waited for in the order the next forward uses them
-  // (the buckets hold the parameters in reverse).
-  for (Pending &pb : pending)
-    launch(pb);
-  for (Pending &pb : pending)
-    reduce(pb);
   std::optional<Val> factor;
-  if (p.clipGrad > 0)
+  if (p.clipGrad > 0) {
+    for (Pending &pb : pending)
+      normOwned(pb);
     factor = clipFactor(P, planSquaredNorm(P, norm));
+  }
   for (Pending &pb : pending)
     stepBucket(pb, factor);
   for (auto it = pending.rbegin(); it != pending.rend(); ++it)

@@ -109,14 +109,27 @@ void Gen::stageProgram(int64_t s, OpBuilder &b, int64_t &line) {
   if (perZ()) {
     // Megatron's distributed optimizer: each data-parallel coordinate owns
     // different ranges of the flat buffers (and under ring attention its cp
-    // coordinate is part of it). Mesh-wide lineages are recorded once.
+    // coordinate is part of it). The forward, backward and reduce-scatters
+    // are phase 0, shared (per cp coordinate under ring attention); each
+    // coordinate's step is a phase-1 program of its own (decision 124).
+    // Mesh-wide lineages are recorded once.
+    for (curCp = 0; curCp < (p.cpRing ? p.cp : 1); ++curCp) {
+      curZ = curCp;
+      size_t before = recs.size();
+      stepPhase = StepPhase::Shared;
+      stageProgramOne(s, b, line);
+      if (curCp > 0)
+        recs.resize(before);
+    }
+    stepPhase = StepPhase::Owned;
     for (curZ = 0; curZ < dpN(); ++curZ) {
       curCp = p.cpRing ? curZ % p.cp : 0;
       size_t before = recs.size();
-      stageProgramOne(s, b, line);
+      ownedStepProgram(s, b, line);
       if (curZ > 0)
         recs.resize(before);
     }
+    stepPhase = StepPhase::Whole;
     curZ = 0;
     curCp = 0;
     return;
@@ -405,12 +418,39 @@ void Gen::stageProgramOne(int64_t s, OpBuilder &b, int64_t &line) {
   for (int64_t dd = 0; dd < p.dp; ++dd)
     for (int64_t c = 0; c < p.cp; ++c)
       for (int64_t t = 0; t < p.tp; ++t)
-        if (perZ() ? dd * p.cp + c == curZ : !cpRing() || c == curCp)
+        if (!cpRing() || c == curCp)
           ranks.push_back(rankOf(dd, s, c, t));
   // A comment line (`// pipeline stage S: layers ...`), then
   // `tv.rank_program [ranks] {`, the body, `}`.
   line += 1;
   auto op = RankProgramOp::create(b, at(line, 3), ranks);
+  op.getBody().push_back(P.takeBlock().release());
+  P.setLocations(file, line + 1);
+  line += P.lines() + 2;
+}
+
+void Gen::ownedStepProgram(int64_t s, OpBuilder &b, int64_t &line) {
+  // What phase 0 left: this stage's buffers (bufs) and weights (weightsIn,
+  // whose shapes the phase-1 inputs take).
+  inPlan = true;
+  curStage = s;
+  curMb = -1;
+  ownedWeights.clear();
+  Prog P(ctx, "    ");
+  P.comment("optimizer step on the ranges data-parallel coordinate " +
+            std::to_string(curZ) + " owns");
+  flatStep(P);
+  SmallVector<int64_t> ranks;
+  for (int64_t dd = 0; dd < p.dp; ++dd)
+    for (int64_t c = 0; c < p.cp; ++c)
+      for (int64_t t = 0; t < p.tp; ++t)
+        if (dd * p.cp + c == curZ)
+          ranks.push_back(rankOf(dd, s, c, t));
+  // A comment line, then `tv.rank_program [ranks] phase 1 {`, the body,
+  // `}`.
+  line += 1;
+  auto op = RankProgramOp::create(b, at(line, 3), ranks,
+                                  b.getI64IntegerAttr(1));
   op.getBody().push_back(P.takeBlock().release());
   P.setLocations(file, line + 1);
   line += P.lines() + 2;

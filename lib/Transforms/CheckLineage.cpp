@@ -14,6 +14,8 @@ namespace {
 struct CheckLineagePass
     : public tv::impl::TVCheckLineageBase<CheckLineagePass> {
   void runOnOperation() override {
+    // A phased plan is read joined (decision 124).
+    getOperation().walk([](PlanOp plan) { plan.joinPhases(); });
     if (failed(checkLineages(getOperation())))
       signalPassFailure();
     markAllAnalysesPreserved();

@@ -102,6 +102,9 @@ struct InjectBugPass : public tv::impl::TVInjectBugBase<InjectBugPass> {
 void InjectBugPass::runOnOperation() {
   ModuleOp module = getOperation();
   const BugClass *cls = lookupBugClass(bug);
+  // A phased plan is mutated joined (decision 124): a rank's op is in one
+  // program.
+  module.walk([](PlanOp plan) { plan.joinPhases(); });
   // Mutate the canonical form (explicit gradient versions, shared programs),
   // where every class has its natural candidates; the races of overlapped
   // communication, the program as written (its asynchronous ops).

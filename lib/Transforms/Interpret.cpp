@@ -100,6 +100,8 @@ static OwningOpRef<ModuleOp> partitionedCopy(ModuleOp module,
 
 void InterpretPass::runOnOperation() {
   ModuleOp module = getOperation();
+  // A phased plan runs its phases in order: joined (decision 124).
+  module.walk([](PlanOp plan) { plan.joinPhases(); });
   SmallVector<StageOp> stages(module.getOps<StageOp>());
   StageOp temp;
   if (stages.empty()) {

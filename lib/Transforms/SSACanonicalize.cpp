@@ -131,8 +131,14 @@ LogicalResult mlir::tv::ssaCanonicalize(ModuleOp module) {
   // Done once per module: the pipeline's canonicalization is what partition
   // and bug injection then find (a pass that changes the programs drops the
   // mark).
-  if (module->hasAttr(kCanonicalAttrName))
+  if (module->hasAttr(kCanonicalAttrName)) {
+    module.walk([](PlanOp plan) { plan.joinPhases(); });
     return success();
+  }
+  // Rank programs in phases (decision 124) are canonicalized phase by phase
+  // (a phase shared by a data-parallel group once; no buffer crosses a
+  // phase), merged within their phase, then joined: everything after reads
+  // one program per rank.
   SmallVector<Block *> blocks;
   module.walk([&](Operation *op) {
     if (isa<SpecOp, RankProgramOp>(op))
@@ -180,13 +186,29 @@ LogicalResult mlir::tv::ssaCanonicalize(ModuleOp module) {
     if (op->hasAttr("rank_groups"))
       if (auto plan = op->getParentOfType<PlanOp>())
         canonicalizeGroup(op, plan.getMeshOp());
-    if (isa<SendOp, RecvOp>(op))
-      if (auto prog = op->getParentOfType<RankProgramOp>();
-          prog && prog.getRanks().size() == 1)
-        canonicalizePeer(op, op->getParentOfType<PlanOp>().getMeshOp(),
-                         prog.getRanks().front());
   });
-  module.walk([&](PlanOp plan) { plan.mergeIdenticalPrograms(); });
+  auto canonicalizePeers = [](RankProgramOp prog) {
+    if (prog.getRanks().size() != 1)
+      return;
+    for (Operation &op : prog.getBody().front())
+      if (isa<SendOp, RecvOp>(op))
+        canonicalizePeer(&op, prog->getParentOfType<PlanOp>().getMeshOp(),
+                         prog.getRanks().front());
+  };
+  module.walk([&](PlanOp plan) {
+    if (plan.hasPhases()) {
+      plan.mergeIdenticalPrograms();
+      plan.joinPhases();
+      // A joined program runs one rank where its phases ran several: its
+      // peers are canonicalized joined.
+      for (auto prog : plan.getBody().front().getOps<RankProgramOp>())
+        canonicalizePeers(prog);
+      return;
+    }
+    for (auto prog : plan.getBody().front().getOps<RankProgramOp>())
+      canonicalizePeers(prog);
+    plan.mergeIdenticalPrograms();
+  });
 
   // Rank programs in order of their first rank.
   module.walk([&](PlanOp plan) {

@@ -49,9 +49,11 @@ LogicalResult mlir::tv::exportPlanSummary(ModuleOp module,
         llvm::json::Array ranks;
         for (int64_t r : prog.getRanks())
           ranks.push_back(r);
-        progs.push_back(llvm::json::Object{
-            {"ranks", std::move(ranks)},
-            {"ops", opCounts(prog.getBody().front())}});
+        llvm::json::Object po{{"ranks", std::move(ranks)},
+                              {"ops", opCounts(prog.getBody().front())}};
+        if (prog.getPhaseOrZero())
+          po["phase"] = prog.getPhaseOrZero();
+        progs.push_back(std::move(po));
       }
       plans.push_back(llvm::json::Object{
           {"name", plan.getSymName().str()},

@@ -79,6 +79,14 @@ def TV_PlanOp : TV_Op<"plan", [SingleBlock, NoTerminator,
     /// listing all their ranks: the check that symmetric ranks really run the
     /// same code. Returns the number of programs removed.
     unsigned mergeIdenticalPrograms();
+    /// Whether a rank program has a phase other than 0 (decision 124).
+    bool hasPhases();
+    /// Joins a verified phased plan: each set of ranks that runs the same
+    /// programs gets one program, their bodies in phase order, a later
+    /// phase's input of an earlier definition replaced by its value and an
+    /// earlier `tv.output` that a later phase reads removed (a link, not a
+    /// plan tensor). Returns whether anything changed.
+    bool joinPhases();
   }];
 }
 
@@ -89,10 +97,31 @@ def TV_RankProgramOp : TV_Op<"rank_program", [SingleBlock, NoTerminator,
     One program shared by all listed ranks (SPMD): ops that depend on the
     rank (collective groups, chunk index, relative peers) are resolved per
     rank. A plan that is irregular everywhere lists one rank per program.
+
+    `tv.rank_program [ranks] phase k { ... }`: a rank may run several
+    programs, one per phase, in increasing phase order (decision 124). A
+    later phase reads what an earlier one defined (`tv.output`, `tv.tag`,
+    `tv.input`) by name with `tv.input`; any other input is a plan input.
+    So a data-parallel group can share one forward and backward (phase 0)
+    and differ only in its optimizer step (phase 1). Every pass reads a
+    phased plan joined (`--tv-join-phases`): each rank's phases become one
+    program, the name links SSA values. Without `phase`, a program is
+    phase 0.
   }];
-  let arguments = (ins DenseI64ArrayAttr:$ranks);
+  let arguments = (ins DenseI64ArrayAttr:$ranks, OptionalAttr<I64Attr>:$phase);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "$ranks attr-dict-with-keyword $body";
+  let assemblyFormat = "$ranks (`phase` $phase^)? attr-dict-with-keyword $body";
+  let builders = [
+    OpBuilder<(ins "::llvm::ArrayRef<int64_t>":$ranks), [{
+      build($_builder, $_state, ranks, ::mlir::IntegerAttr());
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// The phase this program runs in (0 when not given).
+    int64_t getPhaseOrZero() {
+      return getPhase() ? static_cast<int64_t>(*getPhase()) : 0;
+    }
+  }];
   let hasVerifier = 1;
 }
 

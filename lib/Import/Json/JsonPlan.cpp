@@ -91,8 +91,11 @@ LogicalResult exportJsonPlan(ModuleOp module, llvm::raw_ostream &os) {
     json::Array ranks;
     for (int64_t r : prog.getRanks())
       ranks.push_back(r);
-    programs.push_back(json::Object{{"ranks", std::move(ranks)},
-                                    {"ops", exportOps(prog.getBody().front())}});
+    json::Object po{{"ranks", std::move(ranks)},
+                    {"ops", exportOps(prog.getBody().front())}};
+    if (prog.getPhaseOrZero())
+      po["phase"] = prog.getPhaseOrZero();
+    programs.push_back(std::move(po));
   }
   root["programs"] = std::move(programs);
   json::Array lineages;
@@ -309,8 +312,19 @@ public:
         error(ppath) << "expected {\"ranks\": [...], \"ops\": [...]}";
         return {};
       }
-      if (!onlyKeys(*p, ppath, {"ranks", "ops"}))
+      if (!onlyKeys(*p, ppath, {"ranks", "ops", "phase"}))
         return {};
+      // Rank programs in phases (decision 124); absent: phase 0.
+      IntegerAttr phase;
+      if (const json::Value *ph = p->get("phase")) {
+        std::optional<int64_t> k = ph->getAsInteger();
+        if (!k || *k < 0) {
+          error(ppath + ".phase") << "expected a phase number >= 0";
+          return {};
+        }
+        if (*k)
+          phase = b.getI64IntegerAttr(*k);
+      }
       SmallVector<int64_t> rs;
       for (auto [k, r] : llvm::enumerate(*ranks)) {
         auto v = r.getAsInteger();
@@ -321,7 +335,7 @@ public:
         }
         rs.push_back(*v);
       }
-      auto prog = RankProgramOp::create(pb, loc, rs);
+      auto prog = RankProgramOp::create(pb, loc, rs, phase);
       prog.getBody().push_back(new Block());
       if (failed(importOps(*ops, &prog.getBody().front(), ppath + ".ops")))
         return {};
