@@ -156,6 +156,7 @@ LogicalResult Partitioner::collect() {
     for (auto [pos, r] : llvm::enumerate(prog.getRanks()))
       posOf[r] = pos;
   }
+  findSharedPrefixes();
   // Cuts in lineage order; the first cut of a (rank, value) wins.
   // Consecutive references mostly name one tensor of one program: its value
   // and cut are looked up once per run of them.
@@ -205,6 +206,77 @@ LogicalResult Partitioner::collect() {
     }
   }
   return success();
+}
+
+void Partitioner::findSharedPrefixes() {
+  SmallVector<RankProgramOp> progs(
+      plan.getBody().front().getOps<RankProgramOp>());
+  if (progs.size() < 2)
+    return;
+  // Candidates share their first ops: bucketed by a hash of them.
+  constexpr size_t kHashedOps = 16, kCandidates = 8;
+  auto sameOp = [](Operation &a, Operation &b) {
+    return a.getName() == b.getName() &&
+           a.getAttrDictionary() == b.getAttrDictionary() &&
+           a.getResultTypes() == b.getResultTypes() &&
+           a.getNumOperands() == b.getNumOperands() &&
+           a.getNumRegions() == 0 && b.getNumRegions() == 0;
+  };
+  DenseMap<llvm::hash_code, SmallVector<RankProgramOp>> buckets;
+  for (RankProgramOp p : progs) {
+    Block &block = p.getBody().front();
+    // (At most a quarter of the program: a shared half reaches past it.)
+    const size_t hashed =
+        std::min(kHashedOps, block.getOperations().size() / 4);
+    llvm::hash_code h = llvm::hash_value(0);
+    size_t k = 0;
+    for (Operation &op : block) {
+      if (k++ == hashed)
+        break;
+      h = llvm::hash_combine(h, op.getName().getAsOpaquePointer(),
+                             op.getAttrDictionary().getAsOpaquePointer());
+    }
+    SmallVector<RankProgramOp> &cands = buckets[h];
+    // The candidate sharing the longest prefix, compared op by op with the
+    // operands matched positionally.
+    RankProgramOp best;
+    size_t bestLen = 0;
+    for (RankProgramOp r : llvm::reverse(cands)) {
+      if (&r - cands.data() + kCandidates < cands.size())
+        break;
+      DenseMap<Value, Value> map;
+      size_t len = 0;
+      for (auto [a, b] : llvm::zip(block, r.getBody().front())) {
+        if (!sameOp(a, b))
+          break;
+        bool same = true;
+        for (auto [u, v] : llvm::zip(a.getOperands(), b.getOperands()))
+          same = same && map.lookup(u) == v;
+        if (!same)
+          break;
+        for (auto [u, v] : llvm::zip(a.getResults(), b.getResults()))
+          map[u] = v;
+        ++len;
+      }
+      if (len > bestLen) {
+        best = r;
+        bestLen = len;
+      }
+    }
+    // Worth it when at least half the program is shared.
+    if (!best || bestLen * 2 < block.getOperations().size()) {
+      cands.push_back(p);
+      continue;
+    }
+    repOfProgram[best] = best;
+    repOfProgram[p] = best;
+    size_t i = 0;
+    for (auto [a, b] : llvm::zip(block, best.getBody().front())) {
+      if (i++ == bestLen)
+        break;
+      repOfOp[&a] = &b;
+    }
+  }
 }
 
 LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {

@@ -118,27 +118,71 @@ void Partitioner::prepare(StageDraft &d) {
   }
   struct Key {
     Operation *prog;
-    std::vector<Operation *> ops; // the partial ones
+    // The partial ones; every op of the rank when `copied`.
+    std::vector<Operation *> ops;
     std::vector<std::pair<void *, StringRef>> inputs, targets;
+    // Ops, inputs and targets are the representative's copies (a program
+    // whose part of the stage lies in a prefix it shares).
+    bool copied = false;
     bool operator<(const Key &o) const {
-      return std::tie(prog, ops, inputs, targets) <
-             std::tie(o.prog, o.ops, o.inputs, o.targets);
+      return std::tie(prog, copied, ops, inputs, targets) <
+             std::tie(o.prog, o.copied, o.ops, o.inputs, o.targets);
     }
   };
+  // A program whose ops, inputs and targets in the stage all lie in the
+  // prefix it shares with its representative stands for the
+  // representative: its ranks group with the representative's ranks that
+  // run the same copies.
+  auto valueRep = [&](Operation *prog, Value v) -> Value {
+    Operation *def = v.getDefiningOp();
+    Operation *r = def ? repOf(prog, def) : nullptr;
+    return r ? r->getResult(cast<OpResult>(v).getResultNumber()) : Value();
+  };
+  DenseMap<Operation *, Operation *> copiedTo;
+  for (auto &[prog, part] : parts) {
+    auto rp = repOfProgram.find(prog);
+    if (rp == repOfProgram.end())
+      continue;
+    bool inPrefix = llvm::all_of(part.common, [&](Operation *op) {
+                      return repOf(prog, op) != nullptr;
+                    }) &&
+                    llvm::all_of(part.partial, [&](auto &entry) {
+                      return repOf(prog, entry.first) != nullptr;
+                    });
+    for (const StageDraft::PlanInput &in : d.planInputs)
+      inPrefix = inPrefix && (programOf(in.value) != prog ||
+                              valueRep(prog, in.value));
+    for (const StageDraft::PlanTarget &t : d.planTargets)
+      inPrefix = inPrefix &&
+                 (programOf(t.value) != prog || valueRep(prog, t.value));
+    if (inPrefix)
+      copiedTo[prog] = rp->second;
+  }
   std::map<int64_t, Key> keyOf; // by rank
   for (auto &[prog, part] : parts) {
     ArrayRef<int64_t> ranks = cast<RankProgramOp>(prog).getRanks();
-    for (unsigned pos : part.ranks.set_bits())
-      keyOf[ranks[pos]].prog = prog;
+    Operation *to = copiedTo.lookup(prog);
+    for (unsigned pos : part.ranks.set_bits()) {
+      Key &k = keyOf[ranks[pos]];
+      k.prog = to ? to : prog;
+      k.copied = to != nullptr;
+      if (to)
+        for (Operation *op : part.common)
+          k.ops.push_back(repOf(prog, op));
+    }
     for (auto &[op, set] : part.partial)
       for (unsigned pos : set->set_bits())
-        keyOf[ranks[pos]].ops.push_back(op);
+        keyOf[ranks[pos]].ops.push_back(to ? repOf(prog, op) : op);
   }
+  auto keyValue = [&](Value v) -> void * {
+    Operation *prog = programOf(v);
+    return (copiedTo.count(prog) ? valueRep(prog, v) : v)
+        .getAsOpaquePointer();
+  };
   for (const StageDraft::PlanInput &in : d.planInputs)
-    keyOf[in.rank].inputs.push_back(
-        {in.value.getAsOpaquePointer(), in.cut.name});
+    keyOf[in.rank].inputs.push_back({keyValue(in.value), in.cut.name});
   for (const StageDraft::PlanTarget &t : d.planTargets)
-    keyOf[t.rank].targets.push_back({t.value.getAsOpaquePointer(), t.name});
+    keyOf[t.rank].targets.push_back({keyValue(t.value), t.name});
   std::map<Key, SmallVector<int64_t>> groups;
   std::vector<const Key *> order;
   for (auto &[rank, k] : keyOf) {
@@ -153,8 +197,12 @@ void Partitioner::prepare(StageDraft &d) {
   for (const Key *kp : order) {
     const Key &k = *kp;
     auto prog = cast<RankProgramOp>(k.prog);
-    const std::vector<Operation *> &common = parts.find(k.prog)->second.common;
-    SmallVector<Operation *> ops(common.begin(), common.end());
+    SmallVector<Operation *> ops;
+    if (!k.copied) {
+      const std::vector<Operation *> &common =
+          parts.find(k.prog)->second.common;
+      ops.append(common.begin(), common.end());
+    }
     ops.append(k.ops.begin(), k.ops.end());
     StageDraft::Group g{k.prog, groups[k], {}, k.inputs, k.targets};
     for (Operation *op : inBlockOrder(ops, prog.getBody().front()))

@@ -167,6 +167,25 @@ private:
   DenseMap<RankValue, size_t> producer;
   /// Each rank's position in its program's rank list.
   DenseMap<int64_t, unsigned> posOf;
+  /// Programs that begin with the same ops as an earlier one (a phased
+  /// plan joined: every data-parallel coordinate's program starts with the
+  /// shared forward and backward, decision 124). For such a program, its
+  /// representative and the op of the representative each op of the
+  /// common prefix is a copy of (checked op by op, operands matched
+  /// positionally, as mergeIdenticalPrograms checks whole programs). A
+  /// stage that takes only prefix ops of such programs emits them once,
+  /// from the representative, for all their ranks.
+  DenseMap<Operation *, Operation *> repOfProgram;
+  DenseMap<Operation *, Operation *> repOfOp;
+  void findSharedPrefixes();
+  /// The representative's copy of `op` of program `prog` (itself when
+  /// `prog` is a representative), or null outside the common prefix.
+  Operation *repOf(Operation *prog, Operation *op) const {
+    auto it = repOfProgram.find(prog);
+    if (it == repOfProgram.end())
+      return nullptr;
+    return it->second == prog ? op : repOfOp.lookup(op);
+  }
   static RankProgramOp programOf(Operation *op) {
     return op->getParentOfType<RankProgramOp>();
   }
