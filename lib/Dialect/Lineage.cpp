@@ -454,44 +454,45 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
   llvm::StringMap<NameInfo> specNames;
   collectNames(spec.getBody().front(), specNames);
   // Names per rank program, and which program each rank runs.
+  // Names per rank program; each rank's programs (one, or one per phase in
+  // phase order: decision 124), as a list shared by the ranks that run the
+  // same ones. A name is looked up in the rank's phases in order (a later
+  // phase's input of an earlier name is that name).
   std::vector<llvm::StringMap<NameInfo>> progNames;
+  std::vector<SmallVector<unsigned, 1>> progLists;
   llvm::DenseMap<int64_t, unsigned> rankProg;
-  if (!plan.hasPhases()) {
-    for (Operation &op : plan.getBody().front()) {
-      auto prog = cast<RankProgramOp>(op);
+  {
+    DenseMap<Operation *, unsigned> index;
+    std::map<int64_t, SmallVector<RankProgramOp, 1>> byRank;
+    for (auto prog : plan.getBody().front().getOps<RankProgramOp>()) {
+      index[prog] = progNames.size();
       progNames.emplace_back();
       collectNames(prog.getBody().front(), progNames.back());
       for (int64_t r : prog.getRanks())
-        rankProg[r] = progNames.size() - 1;
-    }
-  } else {
-    // Phases (decision 124): a rank's names are those of its programs, in
-    // phase order (a later phase's input of an earlier name is that
-    // name); ranks that run the same programs share one table.
-    std::map<int64_t, SmallVector<RankProgramOp>> byRank;
-    for (auto prog : plan.getBody().front().getOps<RankProgramOp>())
-      for (int64_t r : prog.getRanks())
         byRank[r].push_back(prog);
-    std::map<SmallVector<Operation *>, unsigned> tables;
+    }
+    std::map<SmallVector<unsigned, 1>, unsigned> lists;
     for (auto &[r, progs] : byRank) {
       llvm::stable_sort(progs, [](RankProgramOp a, RankProgramOp b) {
         return a.getPhaseOrZero() < b.getPhaseOrZero();
       });
-      SmallVector<Operation *> key(progs.begin(), progs.end());
-      auto [it, fresh] = tables.try_emplace(key, progNames.size());
-      if (fresh) {
-        llvm::StringMap<NameInfo> merged;
-        for (RankProgramOp prog : progs) {
-          llvm::StringMap<NameInfo> one;
-          collectNames(prog.getBody().front(), one);
-          for (auto &entry : one)
-            merged.try_emplace(entry.getKey(), entry.getValue());
-        }
-        progNames.push_back(std::move(merged));
-      }
+      SmallVector<unsigned, 1> key;
+      for (RankProgramOp prog : progs)
+        key.push_back(index.lookup(prog));
+      auto [it, fresh] = lists.try_emplace(key, progLists.size());
+      if (fresh)
+        progLists.push_back(key);
       rankProg[r] = it->second;
     }
   }
+  auto findName = [&](unsigned list, StringRef name) -> const NameInfo * {
+    for (unsigned p : progLists[list]) {
+      auto found = progNames[p].find(name);
+      if (found != progNames[p].end())
+        return &found->second;
+    }
+    return nullptr;
+  };
 
   bool ok = true;
   // The statements of each spec tensor, by index (a box is rebuilt from its
@@ -561,9 +562,7 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
         // Consecutive references mostly name one tensor of one program.
         if (rp->second != lastProg || ref.name.data() != lastName.data() ||
             ref.name.size() != lastName.size()) {
-          auto &names = progNames[rp->second];
-          auto found = names.find(ref.name);
-          lastInfo = found == names.end() ? nullptr : &found->second;
+          lastInfo = findName(rp->second, ref.name);
           lastProg = rp->second;
           lastName = ref.name;
         }

@@ -115,9 +115,33 @@ static StringAttr tensorNameOf(Operation &op) {
 
 /// The names of a phased plan (decision 124): on each rank, a name is
 /// defined once over all its phases (an output or a tag; an input of a later
-/// phase that reads an earlier definition defines nothing), and a later
-/// phase reads an earlier definition with the type it was defined with.
+/// phase that reads an earlier definition defines nothing), a later phase
+/// reads an earlier definition with the type it was defined with, and a
+/// buffer lives in one phase.
 static LogicalResult verifyPhaseNames(PlanOp plan) {
+  // Each program's names and buffers, read once (a phase-0 program is
+  // shared by many ranks whose later phases differ).
+  struct Names {
+    llvm::StringMap<Operation *> names, buffers; // first definition / use
+    SmallVector<std::pair<StringRef, Operation *>> ops; // in order
+  };
+  DenseMap<Operation *, Names> names;
+  auto namesOf = [&](RankProgramOp prog) -> Names & {
+    auto [it, fresh] = names.try_emplace(prog);
+    if (fresh)
+      for (Operation &op : prog.getBody().front()) {
+        StringAttr name = tensorNameOf(op);
+        if (isa<AccumulateOp, BufferReadOp>(op))
+          name = op.getAttrOfType<StringAttr>("buffer");
+        if (!name)
+          continue;
+        auto &table = isa<AccumulateOp, BufferReadOp>(op) ? it->second.buffers
+                                                           : it->second.names;
+        table.try_emplace(name.getValue(), &op);
+        it->second.ops.push_back({name.getValue(), &op});
+      }
+    return it->second;
+  };
   std::map<int64_t, SmallVector<RankProgramOp>> byRank;
   for (auto prog : plan.getBody().front().getOps<RankProgramOp>())
     for (int64_t r : prog.getRanks())
@@ -125,73 +149,59 @@ static LogicalResult verifyPhaseNames(PlanOp plan) {
   // Ranks that run the same programs are checked once.
   std::set<SmallVector<Operation *>> done;
   for (auto &[rank, progs] : byRank) {
+    if (progs.size() < 2)
+      continue;
     llvm::stable_sort(progs, [](RankProgramOp a, RankProgramOp b) {
       return a.getPhaseOrZero() < b.getPhaseOrZero();
     });
-    SmallVector<Operation *> key;
-    for (RankProgramOp p : progs)
-      key.push_back(p);
+    SmallVector<Operation *> key(progs.begin(), progs.end());
     if (!done.insert(key).second)
       continue;
-    llvm::StringMap<Operation *> defined, buffers;
-    for (RankProgramOp prog : progs) {
-      llvm::StringMap<Operation *> here, bufHere;
-      for (Operation &op : prog.getBody().front()) {
-        // A buffer lives in one phase: what crosses phases is named.
-        if (isa<AccumulateOp, BufferReadOp>(op)) {
-          auto buf = op.getAttrOfType<StringAttr>("buffer");
-          if (!buf)
-            continue;
-          auto earlier = buffers.find(buf.getValue());
-          if (earlier != buffers.end()) {
-            InFlightDiagnostic d =
-                op.emitOpError()
-                << "uses buffer '" << buf.getValue() << "' on rank " << rank
-                << " in phase " << prog.getPhaseOrZero()
-                << ", which an earlier phase of the rank uses; a buffer "
-                   "lives in one phase (pass its value with tv.output and "
-                   "tv.input)";
-            d.attachNote(earlier->second->getLoc()) << "used here";
-            return d;
-          }
-          bufHere.try_emplace(buf.getValue(), &op);
-          continue;
+    for (size_t i = 1; i < progs.size(); ++i) {
+      RankProgramOp prog = progs[i];
+      for (auto [name, op] : namesOf(prog).ops) {
+        bool buffer = isa<AccumulateOp, BufferReadOp>(op);
+        Operation *earlier = nullptr;
+        for (size_t j = 0; j < i && !earlier; ++j) {
+          Names &e = namesOf(progs[j]);
+          earlier = (buffer ? e.buffers : e.names).lookup(name);
         }
-        StringAttr nameAttr = tensorNameOf(op);
-        if (!nameAttr)
+        if (!earlier)
           continue;
-        StringRef name = nameAttr.getValue();
-        auto earlier = defined.find(name);
-        if (earlier == defined.end()) {
-          here.try_emplace(name, &op);
-          continue;
+        // A buffer lives in one phase: what crosses phases is named.
+        if (buffer) {
+          InFlightDiagnostic d =
+              op->emitOpError()
+              << "uses buffer '" << name << "' on rank " << rank
+              << " in phase " << prog.getPhaseOrZero()
+              << ", which an earlier phase of the rank uses; a buffer "
+                 "lives in one phase (pass its value with tv.output and "
+                 "tv.input)";
+          d.attachNote(earlier->getLoc()) << "used here";
+          return d;
         }
         if (!isa<InputOp>(op)) {
           InFlightDiagnostic d =
-              op.emitOpError()
+              op->emitOpError()
               << "defines tensor name '" << name << "' on rank " << rank
               << " in phase " << prog.getPhaseOrZero()
               << ", which an earlier phase of the rank already defines";
-          d.attachNote(earlier->second->getLoc()) << "defined here";
+          d.attachNote(earlier->getLoc()) << "defined here";
           return d;
         }
-        Type want = earlier->second->getNumResults()
-                        ? earlier->second->getResult(0).getType()
-                        : earlier->second->getOperand(0).getType();
-        if (op.getResult(0).getType() != want) {
+        Type want = earlier->getNumResults()
+                        ? earlier->getResult(0).getType()
+                        : earlier->getOperand(0).getType();
+        if (op->getResult(0).getType() != want) {
           InFlightDiagnostic d =
-              op.emitOpError()
+              op->emitOpError()
               << "reads tensor '" << name << "' of an earlier phase on rank "
-              << rank << " as " << op.getResult(0).getType()
+              << rank << " as " << op->getResult(0).getType()
               << ", but it is defined as " << want;
-          d.attachNote(earlier->second->getLoc()) << "defined here";
+          d.attachNote(earlier->getLoc()) << "defined here";
           return d;
         }
       }
-      for (auto &entry : here)
-        defined.try_emplace(entry.getKey(), entry.getValue());
-      for (auto &entry : bufHere)
-        buffers.try_emplace(entry.getKey(), entry.getValue());
     }
   }
   return success();
