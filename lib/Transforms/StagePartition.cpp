@@ -139,24 +139,27 @@ void Partitioner::prepare(StageDraft &d) {
     return r ? r->getResult(cast<OpResult>(v).getResultNumber()) : Value();
   };
   DenseMap<Operation *, Operation *> copiedTo;
-  for (auto &[prog, part] : parts) {
-    auto rp = repOfProgram.find(prog);
-    if (rp == repOfProgram.end())
-      continue;
-    bool inPrefix = llvm::all_of(part.common, [&](Operation *op) {
-                      return repOf(prog, op) != nullptr;
-                    }) &&
-                    llvm::all_of(part.partial, [&](auto &entry) {
-                      return repOf(prog, entry.first) != nullptr;
-                    });
+  if (!repOfProgram.empty()) {
+    for (auto &[prog, part] : parts) {
+      auto rp = repOfProgram.find(prog);
+      if (rp == repOfProgram.end())
+        continue;
+      if (llvm::all_of(part.common,
+                       [&](Operation *op) { return repOf(prog, op); }) &&
+          llvm::all_of(part.partial,
+                       [&](auto &entry) { return repOf(prog, entry.first); }))
+        copiedTo[prog] = rp->second;
+    }
+    // Inputs and targets too must lie in the prefix.
+    auto check = [&](Value v) {
+      Operation *prog = programOf(v);
+      if (copiedTo.count(prog) && !valueRep(prog, v))
+        copiedTo.erase(prog);
+    };
     for (const StageDraft::PlanInput &in : d.planInputs)
-      inPrefix = inPrefix && (programOf(in.value) != prog ||
-                              valueRep(prog, in.value));
+      check(in.value);
     for (const StageDraft::PlanTarget &t : d.planTargets)
-      inPrefix = inPrefix &&
-                 (programOf(t.value) != prog || valueRep(prog, t.value));
-    if (inPrefix)
-      copiedTo[prog] = rp->second;
+      check(t.value);
   }
   std::map<int64_t, Key> keyOf; // by rank
   for (auto &[prog, part] : parts) {
@@ -175,6 +178,8 @@ void Partitioner::prepare(StageDraft &d) {
         keyOf[ranks[pos]].ops.push_back(to ? repOf(prog, op) : op);
   }
   auto keyValue = [&](Value v) -> void * {
+    if (copiedTo.empty())
+      return v.getAsOpaquePointer();
     Operation *prog = programOf(v);
     return (copiedTo.count(prog) ? valueRep(prog, v) : v)
         .getAsOpaquePointer();
