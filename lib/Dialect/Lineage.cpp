@@ -4,7 +4,6 @@
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
-#include <map>
 
 using namespace mlir;
 using namespace mlir::tv;
@@ -442,6 +441,15 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
   auto [mesh, spec, plan] = getProgramParts(module);
   if (!spec || !plan)
     return module.emitError() << "module needs a tv.spec and a tv.plan";
+  // A plan in phases means its joined form (decision 124): checked on a
+  // joined copy (an importer checks before any pass joins it; the copy's
+  // ops keep their locations).
+  if (plan.hasPhases()) {
+    OwningOpRef<ModuleOp> copy = module.clone();
+    copy->walk([](PlanOp p) { p.joinPhases(); });
+    FailureOr<std::vector<LineageEntry>> all = collectLineages(*copy);
+    return failed(all) ? failure() : checkLineages(*copy, *all);
+  }
   // Ranks outside the mesh are refused before any lookup keyed by rank
   // (a rank of 2^63 - 1 is the empty key of LLVM's DenseMap).
   int64_t meshRanks = INT64_MAX;
@@ -454,45 +462,15 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
   llvm::StringMap<NameInfo> specNames;
   collectNames(spec.getBody().front(), specNames);
   // Names per rank program, and which program each rank runs.
-  // Names per rank program; each rank's programs (one, or one per phase in
-  // phase order: decision 124), as a list shared by the ranks that run the
-  // same ones. A name is looked up in the rank's phases in order (a later
-  // phase's input of an earlier name is that name).
   std::vector<llvm::StringMap<NameInfo>> progNames;
-  std::vector<SmallVector<unsigned, 1>> progLists;
   llvm::DenseMap<int64_t, unsigned> rankProg;
-  {
-    DenseMap<Operation *, unsigned> index;
-    std::map<int64_t, SmallVector<RankProgramOp, 1>> byRank;
-    for (auto prog : plan.getBody().front().getOps<RankProgramOp>()) {
-      index[prog] = progNames.size();
-      progNames.emplace_back();
-      collectNames(prog.getBody().front(), progNames.back());
-      for (int64_t r : prog.getRanks())
-        byRank[r].push_back(prog);
-    }
-    std::map<SmallVector<unsigned, 1>, unsigned> lists;
-    for (auto &[r, progs] : byRank) {
-      llvm::stable_sort(progs, [](RankProgramOp a, RankProgramOp b) {
-        return a.getPhaseOrZero() < b.getPhaseOrZero();
-      });
-      SmallVector<unsigned, 1> key;
-      for (RankProgramOp prog : progs)
-        key.push_back(index.lookup(prog));
-      auto [it, fresh] = lists.try_emplace(key, progLists.size());
-      if (fresh)
-        progLists.push_back(key);
-      rankProg[r] = it->second;
-    }
+  for (Operation &op : plan.getBody().front()) {
+    auto prog = cast<RankProgramOp>(op);
+    progNames.emplace_back();
+    collectNames(prog.getBody().front(), progNames.back());
+    for (int64_t r : prog.getRanks())
+      rankProg[r] = progNames.size() - 1;
   }
-  auto findName = [&](unsigned list, StringRef name) -> const NameInfo * {
-    for (unsigned p : progLists[list]) {
-      auto found = progNames[p].find(name);
-      if (found != progNames[p].end())
-        return &found->second;
-    }
-    return nullptr;
-  };
 
   bool ok = true;
   // The statements of each spec tensor, by index (a box is rebuilt from its
@@ -562,7 +540,9 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
         // Consecutive references mostly name one tensor of one program.
         if (rp->second != lastProg || ref.name.data() != lastName.data() ||
             ref.name.size() != lastName.size()) {
-          lastInfo = findName(rp->second, ref.name);
+          auto &names = progNames[rp->second];
+          auto found = names.find(ref.name);
+          lastInfo = found == names.end() ? nullptr : &found->second;
           lastProg = rp->second;
           lastName = ref.name;
         }

@@ -189,6 +189,21 @@ static LogicalResult verifyPhaseNames(PlanOp plan) {
           d.attachNote(earlier->getLoc()) << "defined here";
           return d;
         }
+        // An asynchronous op's result is in flight until its wait, which
+        // is in the same phase: a handle never crosses a phase.
+        if (!earlier->getNumResults())
+          if (Operation *def = earlier->getOperand(0).getDefiningOp();
+              def && def->hasAttr(kAsyncAttrName)) {
+            InFlightDiagnostic d =
+                op->emitOpError()
+                << "reads tensor '" << name << "' on rank " << rank
+                << " in phase " << prog.getPhaseOrZero()
+                << ", the in-flight result of an asynchronous '"
+                << def->getName() << "' of an earlier phase; a start and its "
+                << "wait are in one phase";
+            d.attachNote(def->getLoc()) << "started here";
+            return d;
+          }
         Type want = earlier->getNumResults()
                         ? earlier->getResult(0).getType()
                         : earlier->getOperand(0).getType();
@@ -363,13 +378,12 @@ LogicalResult PlanOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   std::vector<Operation *> owner(numRanks, nullptr);
   // Phases (decision 124): a rank runs at most one program per phase.
   std::map<std::pair<int64_t, int64_t>, Operation *> phaseOwner;
-  bool phased = false;
+  const bool phased = hasPhases();
   for (auto prog : getBody().front().getOps<RankProgramOp>()) {
     int64_t phase = prog.getPhaseOrZero();
     if (phase < 0)
       return prog.emitOpError() << "has phase " << phase
                                 << "; phases are numbered from 0";
-    phased |= phase != 0;
     for (int64_t r : prog.getRanks()) {
       if (r < 0 || r >= numRanks)
         return prog.emitOpError()

@@ -14,11 +14,14 @@ namespace {
 struct CheckLineagePass
     : public tv::impl::TVCheckLineageBase<CheckLineagePass> {
   void runOnOperation() override {
-    // A phased plan is read joined (decision 124).
-    getOperation().walk([](PlanOp plan) { plan.joinPhases(); });
+    // A phased plan is read joined (decision 124): the output is the
+    // joined plan.
+    bool joined = false;
+    getOperation().walk([&](PlanOp plan) { joined |= plan.joinPhases(); });
     if (failed(checkLineages(getOperation())))
       signalPassFailure();
-    markAllAnalysesPreserved();
+    if (!joined)
+      markAllAnalysesPreserved();
   }
 };
 } // namespace

@@ -215,8 +215,11 @@ void Partitioner::findSharedPrefixes() {
     return;
   // Candidates share their first ops: bucketed by a hash of them.
   constexpr size_t kHashedOps = 16, kCandidates = 8;
+  // Copies: the same op at the same place of the listing (a joined phase's
+  // copies keep its locations; programs written apart are not related, so
+  // a counterexample's location is always the rank's own).
   auto sameOp = [](Operation &a, Operation &b) {
-    return a.getName() == b.getName() &&
+    return a.getLoc() == b.getLoc() && a.getName() == b.getName() &&
            a.getAttrDictionary() == b.getAttrDictionary() &&
            a.getResultTypes() == b.getResultTypes() &&
            a.getNumOperands() == b.getNumOperands() &&
@@ -241,9 +244,8 @@ void Partitioner::findSharedPrefixes() {
     // operands matched positionally.
     RankProgramOp best;
     size_t bestLen = 0;
-    for (RankProgramOp r : llvm::reverse(cands)) {
-      if (&r - cands.data() + kCandidates < cands.size())
-        break;
+    for (size_t c = cands.size(); c-- > 0 && c + kCandidates >= cands.size();) {
+      RankProgramOp r = cands[c];
       DenseMap<Value, Value> map;
       size_t len = 0;
       for (auto [a, b] : llvm::zip(block, r.getBody().front())) {

@@ -67,3 +67,20 @@ tv.plan @plan mesh @mesh micro_batches 1 {
     %w = tv.buffer_read "dw" : tensor<4xf32>
   }
 }
+
+// -----
+
+tv.mesh @mesh axes ["dp"] sizes [2]
+tv.plan @plan mesh @mesh micro_batches 1 {
+  tv.rank_program [0, 1] {
+    %g = tv.input "g" : tensor<4xf32>
+    // expected-note @+1 {{started here}}
+    %h = tv.reduce_scatter %g dim 0 {async, axes = ["dp"]} : tensor<4xf32> -> tensor<2xf32>
+    tv.output "h", %h : tensor<2xf32>
+  }
+  tv.rank_program [0, 1] phase 1 {
+    // expected-error @+1 {{'tv.input' op reads tensor 'h' on rank 0 in phase 1, the in-flight result of an asynchronous 'tv.reduce_scatter' of an earlier phase; a start and its wait are in one phase}}
+    %h = tv.input "h" : tensor<2xf32>
+    %w = tv.add %h, %h : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+  }
+}

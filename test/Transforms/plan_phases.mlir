@@ -7,6 +7,10 @@
 // RUN: tv-opt %s --tv-stage-partition --tv-shape-reduce --tv-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=PROVEN
 // RUN: tv-opt %s --tv-interpret -o /dev/null 2>&1 | FileCheck %s --check-prefix=INTERP
 // RUN: tv-opt %s --tv-check-lineage -o /dev/null
+// A linked output is not a plan tensor: a lineage naming it is refused (a
+// tensor that needs one is named with tv.tag).
+// RUN: (cat %s; echo 'tv.lineage #tv.lineage<"g"[0:4] = ["gsum":0] | ["gsum":1]>') | not tv-opt --tv-check-lineage -o /dev/null 2>&1 | FileCheck %s --check-prefix=LINK
+// LINK: lineage refers to plan tensor 'gsum' that rank 0 does not define
 // RUN: sed -e 's/start \[2\] : tensor<4xf32> -> tensor<2xf32> loc("own1")/start [0] : tensor<4xf32> -> tensor<2xf32> loc("own1")/' %s | not tv-opt --tv-stage-partition --tv-shape-reduce --tv-verify -o /dev/null 2>&1 | FileCheck %s --check-prefix=WRONG
 
 // ROUND: tv.rank_program [0, 1] {

@@ -104,9 +104,12 @@ def TV_RankProgramOp : TV_Op<"rank_program", [SingleBlock, NoTerminator,
     `tv.input`) by name with `tv.input`; any other input is a plan input.
     So a data-parallel group can share one forward and backward (phase 0)
     and differ only in its optimizer step (phase 1). Every pass reads a
-    phased plan joined (`--tv-join-phases`): each rank's phases become one
-    program, the name links SSA values. Without `phase`, a program is
-    phase 0.
+    phased plan joined (`--tv-ssa-canonicalize` prints it): each rank's
+    phases become one program, the name links SSA values. An earlier
+    phase's `tv.output` that a later phase reads is such a link, not a plan
+    tensor (a tensor that needs a lineage is named with `tv.tag`). A buffer
+    lives in one phase, and an asynchronous op is waited in its own phase.
+    Without `phase`, a program is phase 0.
   }];
   let arguments = (ins DenseI64ArrayAttr:$ranks, OptionalAttr<I64Attr>:$phase);
   let regions = (region SizedRegion<1>:$body);
