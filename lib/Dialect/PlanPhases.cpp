@@ -25,34 +25,38 @@ bool PlanOp::hasPhases() {
   return false;
 }
 
-bool PlanOp::joinPhases() {
-  if (!hasPhases())
-    return false;
-  Block &body = getBody().front();
+SmallVector<std::pair<SmallVector<Operation *>, SmallVector<int64_t>>>
+PlanOp::phaseGroups() {
   // Each rank's programs in phase order (the verifier allows one per phase).
   std::map<int64_t, SmallVector<RankProgramOp>> byRank;
-  SmallVector<RankProgramOp> progs(body.getOps<RankProgramOp>());
-  for (RankProgramOp prog : progs)
+  for (auto prog : getBody().front().getOps<RankProgramOp>())
     for (int64_t r : prog.getRanks())
       byRank[r].push_back(prog);
-  // Ranks grouped by the programs they run, in order of their first rank.
-  std::map<SmallVector<Operation *>, SmallVector<int64_t>> groups;
-  SmallVector<SmallVector<Operation *>> order;
+  SmallVector<std::pair<SmallVector<Operation *>, SmallVector<int64_t>>>
+      groups;
+  std::map<SmallVector<Operation *>, size_t> index;
   for (auto &[rank, list] : byRank) {
     llvm::stable_sort(list, [](RankProgramOp a, RankProgramOp b) {
       return a.getPhaseOrZero() < b.getPhaseOrZero();
     });
     SmallVector<Operation *> key(list.begin(), list.end());
-    auto [it, fresh] = groups.try_emplace(key);
+    auto [it, fresh] = index.try_emplace(key, groups.size());
     if (fresh)
-      order.push_back(key);
-    it->second.push_back(rank);
+      groups.push_back({key, {}});
+    groups[it->second].second.push_back(rank);
   }
+  return groups;
+}
+
+bool PlanOp::joinPhases() {
+  if (!hasPhases())
+    return false;
+  Block &body = getBody().front();
+  SmallVector<RankProgramOp> progs(body.getOps<RankProgramOp>());
   OpBuilder b(getContext());
   b.setInsertionPointToEnd(&body);
-  for (const SmallVector<Operation *> &key : order) {
-    auto first = cast<RankProgramOp>(key.front());
-    auto joined = RankProgramOp::create(b, first.getLoc(), groups[key],
+  for (auto &[key, ranks] : phaseGroups()) {
+    auto joined = RankProgramOp::create(b, key.front()->getLoc(), ranks,
                                         IntegerAttr());
     Block *dst = &joined.getBody().emplaceBlock();
     OpBuilder in = OpBuilder::atBlockEnd(dst);

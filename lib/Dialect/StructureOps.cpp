@@ -5,7 +5,6 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 #include <map>
-#include <set>
 
 using namespace mlir;
 using namespace mlir::tv;
@@ -142,28 +141,16 @@ static LogicalResult verifyPhaseNames(PlanOp plan) {
       }
     return it->second;
   };
-  std::map<int64_t, SmallVector<RankProgramOp>> byRank;
-  for (auto prog : plan.getBody().front().getOps<RankProgramOp>())
-    for (int64_t r : prog.getRanks())
-      byRank[r].push_back(prog);
-  // Ranks that run the same programs are checked once.
-  std::set<SmallVector<Operation *>> done;
-  for (auto &[rank, progs] : byRank) {
-    if (progs.size() < 2)
-      continue;
-    llvm::stable_sort(progs, [](RankProgramOp a, RankProgramOp b) {
-      return a.getPhaseOrZero() < b.getPhaseOrZero();
-    });
-    SmallVector<Operation *> key(progs.begin(), progs.end());
-    if (!done.insert(key).second)
-      continue;
+  // Ranks that run the same programs are checked once, as their first.
+  for (auto &[progs, ranks] : plan.phaseGroups()) {
+    const int64_t rank = ranks.front();
     for (size_t i = 1; i < progs.size(); ++i) {
-      RankProgramOp prog = progs[i];
+      auto prog = cast<RankProgramOp>(progs[i]);
       for (auto [name, op] : namesOf(prog).ops) {
         bool buffer = isa<AccumulateOp, BufferReadOp>(op);
         Operation *earlier = nullptr;
         for (size_t j = 0; j < i && !earlier; ++j) {
-          Names &e = namesOf(progs[j]);
+          Names &e = namesOf(cast<RankProgramOp>(progs[j]));
           earlier = (buffer ? e.buffers : e.names).lookup(name);
         }
         if (!earlier)

@@ -527,41 +527,31 @@ void Gen::flatStep(Prog &P) {
   // (the buckets hold the parameters in reverse). Otherwise bucket by
   // bucket.
   const bool together = p.overlapGrad || p.overlapParam || p.clipGrad > 0;
-  if (owned) {
-    // Phase 1: the shards phase 0 reduced, read by name.
+  // Phase 1 reads the shards phase 0 reduced, by name.
+  if (owned)
     for (Pending &pb : pending)
       pb.gs = P.input(pb.name + ".grad_shard",
                       {(pb.bk.end - pb.bk.start) / pb.grp->n});
-  } else if (!together) {
-    for (Pending &pb : pending) {
+  else if (together)
+    for (Pending &pb : pending)
       launch(pb);
+  for (Pending &pb : pending) {
+    if (!owned) {
+      if (!together)
+        launch(pb);
       reduce(pb);
       if (shared) {
         P.output(pb.name + ".grad_shard", *pb.gs);
         continue;
       }
+    }
+    if (!together) {
       stepBucket(pb, std::nullopt);
       finish(pb);
     }
-    return;
-  } else {
-    for (Pending &pb : pending)
-      launch(pb);
-    for (Pending &pb : pending) {
-      reduce(pb);
-      if (shared)
-        P.output(pb.name + ".grad_shard", *pb.gs);
-    }
   }
-  if (shared)
+  if (shared || !together)
     return;
-  if (!together) {
-    for (Pending &pb : pending) {
-      stepBucket(pb, std::nullopt);
-      finish(pb);
-    }
-    return;
-  }
   std::optional<Val> factor;
   if (p.clipGrad > 0) {
     for (Pending &pb : pending)

@@ -81,6 +81,11 @@ def TV_PlanOp : TV_Op<"plan", [SingleBlock, NoTerminator,
     unsigned mergeIdenticalPrograms();
     /// Whether a rank program has a phase other than 0 (decision 124).
     bool hasPhases();
+    /// The ranks grouped by the programs they run (tv.rank_program ops),
+    /// each group's programs in phase order, the groups in order of their
+    /// first rank.
+    SmallVector<std::pair<SmallVector<Operation *>, SmallVector<int64_t>>>
+    phaseGroups();
     /// Joins a verified phased plan: each set of ranks that runs the same
     /// programs gets one program, their bodies in phase order, a later
     /// phase's input of an earlier definition replaced by its value and an
