@@ -84,3 +84,23 @@ tv.plan @plan mesh @mesh micro_batches 1 {
     %w = tv.add %h, %h : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
   }
 }
+
+// -----
+
+// A stage's plan is joined: no phases inside a tv.stage.
+tv.mesh @mesh axes ["dp"] sizes [2]
+tv.stage @st assumes [] guarantees [#tv.lineage<"y"[0:4] = ["y":0]>] {
+  tv.spec @spec {
+    %x = tv.input "x" : tensor<4xf32>
+    tv.output "y", %x : tensor<4xf32>
+  }
+  // expected-error @+1 {{'tv.plan' op of a stage has rank programs in phases; a stage's plan is joined}}
+  tv.plan @plan mesh @mesh micro_batches 1 {
+    tv.rank_program [0] {
+      %x = tv.input "x" : tensor<4xf32>
+      tv.output "y", %x : tensor<4xf32>
+    }
+    tv.rank_program [0] phase 1 {
+    }
+  }
+}
