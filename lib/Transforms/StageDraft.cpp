@@ -240,11 +240,14 @@ void Partitioner::findSharedPrefixes() {
                              op.getAttrDictionary().getAsOpaquePointer());
     }
     SmallVector<RankProgramOp> &cands = buckets[h];
-    // The candidate sharing the longest prefix, compared op by op with the
-    // operands matched positionally.
+    // The first candidate, latest first, that shares at least half the
+    // program, compared op by op with the operands matched positionally (a
+    // joined phase's copies are consecutive, so the latest one mostly is).
+    const size_t half = (block.getOperations().size() + 1) / 2;
     RankProgramOp best;
     size_t bestLen = 0;
-    for (size_t c = cands.size(); c-- > 0 && c + kCandidates >= cands.size();) {
+    for (size_t c = cands.size();
+         bestLen < half && c-- > 0 && c + kCandidates >= cands.size();) {
       RankProgramOp r = cands[c];
       DenseMap<Value, Value> map;
       size_t len = 0;
@@ -266,7 +269,7 @@ void Partitioner::findSharedPrefixes() {
       }
     }
     // Worth it when at least half the program is shared.
-    if (!best || bestLen * 2 < block.getOperations().size()) {
+    if (!best || bestLen < half) {
       cands.push_back(p);
       continue;
     }

@@ -13,6 +13,7 @@
 #include "TrainVerify/Dialect/TVOps.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -101,6 +102,10 @@ private:
   DenseMap<Value, Fact> facts;
   /// Spec tensors with a Red value.
   llvm::StringSet<> specRed;
+  /// Guarantees whose groups each sum a per-rank tensor over the axis:
+  /// their spec tensor is Red and their plan terms are not; the fold keeps
+  /// each group's coordinate-0 terms.
+  DenseSet<Attribute> orbitSums;
   /// Plan values that are Red, per program: (program, name) -> Red?
   std::map<std::pair<Operation *, std::string>, bool> planRed;
 };

@@ -121,6 +121,9 @@ bool Folder::checkLineages(std::string &why) {
     for (Attribute a : list) {
       auto l = cast<LineageAttr>(a);
       bool mixed = false;
+      // Groups that sum one tensor over the whole axis, and groups on one
+      // coordinate (a lineage may not have both).
+      size_t orbitGroups = 0, plainGroups = 0;
       pending.clear();
       l.walkGroups([&](size_t, ArrayRef<PlanRefView> g) {
         if (g.empty() || mixed)
@@ -133,14 +136,45 @@ bool Folder::checkLineages(std::string &why) {
             c = rc;
         if (c == -2)
           return;
+        bool oneCoord = true;
         for (const PlanRefView &ref : g)
           if (int64_t rc = refCoord(ref); rc != -2 && rc != c)
-            mixed = true;
-        if (mixed)
+            oneCoord = false;
+        if (oneCoord) {
+          ++plainGroups;
+          pending.push_back({c, (uint32_t)refs.size(), (uint32_t)g.size()});
+          refs.insert(refs.end(), g.begin(), g.end());
           return;
-        pending.push_back({c, (uint32_t)refs.size(), (uint32_t)g.size()});
-        refs.insert(refs.end(), g.begin(), g.end());
+        }
+        // A guarantee's group that sums a per-rank tensor over the axis
+        // (the distributed optimizer's reduced gradient before its
+        // reduce-scatter: sum over dp of grad.local): read as one group per
+        // coordinate, each coordinate's terms; the translation check below
+        // then asks every coordinate's terms to be coordinate 0's moved,
+        // and checkRedMatch asks the spec output to be a sum over the axis
+        // and the terms per-rank (docs/symmetry.md, "Sums in lineages").
+        if (lanes || !guarantee) {
+          mixed = true;
+          return;
+        }
+        ++orbitGroups;
+        SmallVector<SmallVector<PlanRefView>> byCoord(n);
+        for (const PlanRefView &ref : g)
+          byCoord[refCoord(ref)].push_back(ref);
+        for (auto [k, terms] : llvm::enumerate(byCoord)) {
+          if (terms.empty()) {
+            mixed = true;
+            return;
+          }
+          pending.push_back(
+              {(int64_t)k, (uint32_t)refs.size(), (uint32_t)terms.size()});
+          refs.insert(refs.end(), terms.begin(), terms.end());
+        }
       });
+      if (orbitGroups && plainGroups)
+        mixed = true;
+      if (!mixed && orbitGroups)
+        orbitSums.insert(l);
       if (mixed) {
         why = "a lineage group of '" + l.getSpec().getValue().str() +
               "' sums tensors of different '" + axisName.str() +

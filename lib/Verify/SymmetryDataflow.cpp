@@ -185,13 +185,27 @@ bool Folder::checkRedMatch(std::string &why) {
     auto l = cast<LineageAttr>(a);
     std::string err;
     bool want = specRed.contains(l.getSpec().getValue());
+    // A lineage that sums its terms over the axis is the sum: the spec side
+    // must be one, the terms per-rank (a term that is already a sum over
+    // the axis would be counted n times, which folding would hide).
+    bool orbit = orbitSums.contains(l);
+    if (orbit && !want) {
+      why = "'" + l.getSpec().getValue().str() +
+            "' is a sum over the axis in its lineage but not in the spec";
+      return false;
+    }
     l.walkRefs([&](size_t, PlanRefView ref) {
       auto it = programOf.find(ref.rank);
       if (!err.empty() || it == programOf.end())
         return;
       auto pr = planRed.find({it->second, ref.name.str()});
       bool have = pr != planRed.end() && pr->second;
-      if (have != want)
+      if (orbit && have)
+        err = "'" + l.getSpec().getValue().str() +
+              "' sums over the axis in its lineage a term that is already a "
+              "sum over it: " + ref.name.str() + " on rank " +
+              std::to_string(ref.rank);
+      else if (!orbit && have != want)
         err = "'" + l.getSpec().getValue().str() + "' is " +
               (want ? "" : "not ") + "a sum over the axis in the spec but " +
               ref.name.str() + " on rank " + std::to_string(ref.rank) +

@@ -50,8 +50,20 @@ void Folder::rewrite() {
       // Explicit groups stay explicit; a replicas list stays a list (a
       // replica is eight bytes, not two attributes to unique).
       SmallVector<Attribute> groups;
+      const bool orbit = orbitSums.contains(l);
       for (Attribute g : l.getGroups()) {
         auto refs = cast<ArrayAttr>(g);
+        if (orbit) {
+          // A sum over the axis keeps its coordinate-0 terms.
+          SmallVector<Attribute> terms;
+          for (Attribute t : refs) {
+            auto r = cast<PlanRefAttr>(t);
+            if (coordOf(r.getRank()) == 0)
+              terms.push_back(t);
+          }
+          groups.push_back(ArrayAttr::get(ctx, terms));
+          continue;
+        }
         if (refs.empty() || !llvm::all_of(refs, [&](Attribute a) {
               auto r = cast<PlanRefAttr>(a);
               return keptRef({r.getName(), r.getRank()});

@@ -281,9 +281,114 @@ tv.stage @split_differs assumes [#tv.lineage<"x"[0:1, 0:2] = ["x":0]>, #tv.linea
   }
 }
 
+// A gradient whose lineage is the sum over the axis of per-rank terms (the
+// distributed optimizer's reduced gradient before its reduce-scatter): the
+// lineage sum plays the all-reduce's part. Folded, each group keeps its
+// coordinate-0 term.
+// CHECK-LABEL: tv.stage @sum_in_lineage
+// CHECK-SAME: guarantees [#tv.lineage<"dw"[0:3, 0:2] = ["dw":0]>]
+// CHECK: tv.linear_grad {{.*}} : tensor<1x2xf32>, tensor<3x2xf32>, tensor<1x3xf32>
+// CHECK: folded ["dp"]
+// CHECK-NEXT: tv.rank_program [0] {
+tv.stage @sum_in_lineage assumes [#tv.lineage<"w"[0:3, 0:2] = "w":[0, 1, 2, 3]>, #tv.lineage<"x"[0:1, 0:2] = ["x":0]>, #tv.lineage<"x"[1:2, 0:2] = ["x":1]>, #tv.lineage<"x"[2:3, 0:2] = ["x":2]>, #tv.lineage<"x"[3:4, 0:2] = ["x":3]>, #tv.lineage<"g"[0:1, 0:3] = ["g":0]>, #tv.lineage<"g"[1:2, 0:3] = ["g":1]>, #tv.lineage<"g"[2:3, 0:3] = ["g":2]>, #tv.lineage<"g"[3:4, 0:3] = ["g":3]>]
+    guarantees [#tv.lineage<"dw"[0:3, 0:2] = ["dw":0 + "dw":1 + "dw":2 + "dw":3]>] {
+  tv.spec @spec {
+    %x = tv.input "x" : tensor<4x2xf32>
+    %w = tv.input "w" : tensor<3x2xf32>
+    %g = tv.input "g" : tensor<4x3xf32>
+    %dx, %dw = tv.linear_grad %x, %w, %g : tensor<4x2xf32>, tensor<3x2xf32>, tensor<4x3xf32>
+    tv.output "dw", %dw : tensor<3x2xf32>
+  }
+  tv.plan @plan mesh @mesh micro_batches 1 {
+    tv.rank_program [0, 1, 2, 3] {
+      %x = tv.input "x" : tensor<1x2xf32>
+      %w = tv.input "w" : tensor<3x2xf32>
+      %g = tv.input "g" : tensor<1x3xf32>
+      %dx, %dw = tv.linear_grad %x, %w, %g : tensor<1x2xf32>, tensor<3x2xf32>, tensor<1x3xf32>
+      tv.output "dw", %dw : tensor<3x2xf32>
+    }
+  }
+}
+
+// The terms are already all-reduced: the lineage counts the gradient four
+// times. Folding would make the sum a group of one and hide it: refused, and
+// the whole stage is a counterexample.
+// CHECK-LABEL: tv.stage @sum_in_lineage_of_sums
+// CHECK-NOT: folded
+// expected-remark @+1 {{not folded along 'dp': 'dw' sums over the axis in its lineage a term that is already a sum over it: dw on rank 0}}
+tv.stage @sum_in_lineage_of_sums assumes [#tv.lineage<"w"[0:3, 0:2] = "w":[0, 1, 2, 3]>, #tv.lineage<"x"[0:1, 0:2] = ["x":0]>, #tv.lineage<"x"[1:2, 0:2] = ["x":1]>, #tv.lineage<"x"[2:3, 0:2] = ["x":2]>, #tv.lineage<"x"[3:4, 0:2] = ["x":3]>, #tv.lineage<"g"[0:1, 0:3] = ["g":0]>, #tv.lineage<"g"[1:2, 0:3] = ["g":1]>, #tv.lineage<"g"[2:3, 0:3] = ["g":2]>, #tv.lineage<"g"[3:4, 0:3] = ["g":3]>]
+    guarantees [#tv.lineage<"dw"[0:3, 0:2] = ["dw":0 + "dw":1 + "dw":2 + "dw":3]>] {
+  tv.spec @spec {
+    %x = tv.input "x" : tensor<4x2xf32>
+    %w = tv.input "w" : tensor<3x2xf32>
+    %g = tv.input "g" : tensor<4x3xf32>
+    %dx, %dw = tv.linear_grad %x, %w, %g : tensor<4x2xf32>, tensor<3x2xf32>, tensor<4x3xf32>
+    tv.output "dw", %dw : tensor<3x2xf32>
+  }
+  tv.plan @plan mesh @mesh micro_batches 1 {
+    tv.rank_program [0, 1, 2, 3] {
+      %x = tv.input "x" : tensor<1x2xf32>
+      %w = tv.input "w" : tensor<3x2xf32>
+      %g = tv.input "g" : tensor<1x3xf32>
+      %dx, %dw = tv.linear_grad %x, %w, %g : tensor<1x2xf32>, tensor<3x2xf32>, tensor<1x3xf32>
+      %r = tv.all_reduce sum %dw {axes = ["dp"]} : tensor<3x2xf32> -> tensor<3x2xf32>
+      tv.output "dw", %r : tensor<3x2xf32>
+    }
+  }
+}
+
+// A term of the sum is missing (rank 3's): not an orbit of the axis.
+// Refused, and the whole stage is a counterexample.
+// CHECK-LABEL: tv.stage @sum_in_lineage_partial
+// CHECK-NOT: folded
+// expected-remark @+1 {{not folded along 'dp': a lineage group of 'dw' sums tensors of different 'dp' coordinates}}
+tv.stage @sum_in_lineage_partial assumes [#tv.lineage<"w"[0:3, 0:2] = "w":[0, 1, 2, 3]>, #tv.lineage<"x"[0:1, 0:2] = ["x":0]>, #tv.lineage<"x"[1:2, 0:2] = ["x":1]>, #tv.lineage<"x"[2:3, 0:2] = ["x":2]>, #tv.lineage<"x"[3:4, 0:2] = ["x":3]>, #tv.lineage<"g"[0:1, 0:3] = ["g":0]>, #tv.lineage<"g"[1:2, 0:3] = ["g":1]>, #tv.lineage<"g"[2:3, 0:3] = ["g":2]>, #tv.lineage<"g"[3:4, 0:3] = ["g":3]>]
+    guarantees [#tv.lineage<"dw"[0:3, 0:2] = ["dw":0 + "dw":1 + "dw":2]>] {
+  tv.spec @spec {
+    %x = tv.input "x" : tensor<4x2xf32>
+    %w = tv.input "w" : tensor<3x2xf32>
+    %g = tv.input "g" : tensor<4x3xf32>
+    %dx, %dw = tv.linear_grad %x, %w, %g : tensor<4x2xf32>, tensor<3x2xf32>, tensor<4x3xf32>
+    tv.output "dw", %dw : tensor<3x2xf32>
+  }
+  tv.plan @plan mesh @mesh micro_batches 1 {
+    tv.rank_program [0, 1, 2, 3] {
+      %x = tv.input "x" : tensor<1x2xf32>
+      %w = tv.input "w" : tensor<3x2xf32>
+      %g = tv.input "g" : tensor<1x3xf32>
+      %dx, %dw = tv.linear_grad %x, %w, %g : tensor<1x2xf32>, tensor<3x2xf32>, tensor<1x3xf32>
+      tv.output "dw", %dw : tensor<3x2xf32>
+    }
+  }
+}
+
+// A correct plan whose lineage splits a replicated value into four equal
+// parts: the spec is no sum over blocks, so the proof at one rank (w*2 =
+// w/2) is not the claim. Refused; the whole stage is proven.
+// CHECK-LABEL: tv.stage @sum_in_lineage_not_in_spec
+// CHECK-NOT: folded
+// expected-remark @+1 {{not folded along 'dp': 'y' is a sum over the axis in its lineage but not in the spec}}
+tv.stage @sum_in_lineage_not_in_spec assumes [#tv.lineage<"w"[0:3, 0:2] = "w":[0, 1, 2, 3]>]
+    guarantees [#tv.lineage<"y"[0:3, 0:2] = ["y":0 + "y":1 + "y":2 + "y":3]>] {
+  tv.spec @spec {
+    %w = tv.input "w" : tensor<3x2xf32>
+    %y = tv.scale %w, 2.0 : tensor<3x2xf32>
+    tv.output "y", %y : tensor<3x2xf32>
+  }
+  tv.plan @plan mesh @mesh micro_batches 1 {
+    tv.rank_program [0, 1, 2, 3] {
+      %w = tv.input "w" : tensor<3x2xf32>
+      %y = tv.scale %w, 0.5 : tensor<3x2xf32>
+      tv.output "y", %y : tensor<3x2xf32>
+    }
+  }
+}
+
 // VERDICT-DAG: error: stage @missing_reduce: counterexample
 // VERDICT-DAG: error: stage @avg_reduce: counterexample
 // VERDICT-DAG: error: stage @odd_rank: counterexample: lineage 'y'[3:4, 0:2] = 'y'@3 does not hold
 // VERDICT-DAG: error: stage @same_rows: counterexample: lineage 'y'[1:2, 0:2] = 'y'@1 does not hold
 // VERDICT-DAG: error: stage @split_differs: counterexample: lineage 'y'[3:4, 0:2] = 'y'@3 does not hold
-// VERDICT: tv-verify: counterexample in 5 stage(s)
+// VERDICT-DAG: error: stage @sum_in_lineage_of_sums: counterexample
+// VERDICT-DAG: error: stage @sum_in_lineage_partial: counterexample
+// VERDICT: tv-verify: counterexample in 7 stage(s)
