@@ -157,6 +157,11 @@ LogicalResult Partitioner::collect() {
       posOf[r] = pos;
   }
   findSharedPrefixes();
+  for (auto prog : plan.getBody().front().getOps<RankProgramOp>()) {
+    unsigned offset = offsetOf.lookup(prog);
+    for (int64_t r : prog.getRanks())
+      cposOf[r] = offset + posOf.lookup(r);
+  }
   // Cuts in lineage order; the first cut of a (rank, value) wins.
   // Consecutive references mostly name one tensor of one program: its value
   // and cut are looked up once per run of them.
@@ -173,7 +178,8 @@ LogicalResult Partitioner::collect() {
         const void *specKey = attr.getSpec().getAsOpaquePointer();
         if (prog != lastProg || ref.name.data() != lastName.data() ||
             ref.name.size() != lastName.size() || specKey != lastSpec) {
-          lastValue = progNames[prog].valueOf.lookup(ref.name);
+          // (A copied prefix's values are the representative's.)
+          lastValue = canon(progNames[prog].valueOf.lookup(ref.name));
           auto [id, fresh] =
               cutIds.try_emplace({specKey, ref.name}, cutTable.size());
           if (fresh)
@@ -198,10 +204,10 @@ LogicalResult Partitioner::collect() {
       break;
     case PlanStep::Collective:
       for (auto &[r, mop] : step.members)
-        producer[{r, mop->getResult(0)}] = i;
+        producer[{r, canon(mop->getResult(0))}] = i;
       break;
     case PlanStep::P2P:
-      producer[{step.rank, step.op->getResult(0)}] = i;
+      producer[{step.rank, canon(step.op->getResult(0))}] = i;
       break;
     }
   }
@@ -275,11 +281,43 @@ void Partitioner::findSharedPrefixes() {
     }
     repOfProgram[best] = best;
     repOfProgram[p] = best;
-    size_t i = 0;
+    std::vector<Operation *> &own = prefixOps[p];
+    own.reserve(bestLen);
     for (auto [a, b] : llvm::zip(block, best.getBody().front())) {
-      if (i++ == bestLen)
+      if (own.size() == bestLen)
         break;
       repOfOp[&a] = &b;
+      own.push_back(&a);
+    }
+  }
+  // The classes, in program order (a representative comes before the
+  // programs related to it), and each representative op's index.
+  DenseMap<Operation *, size_t> longest;
+  for (RankProgramOp p : progs) {
+    auto rep = repOfProgram.find(p);
+    if (rep == repOfProgram.end())
+      continue;
+    auto [it, fresh] = classIndex.try_emplace(rep->second, classes.size());
+    if (fresh)
+      classes.emplace_back();
+    ProgramClass &c = classes[it->second];
+    if (p != rep->second) {
+      classIndex[p] = it->second;
+      size_t &len = longest[rep->second];
+      len = std::max(len, prefixOps[p].size());
+    } else if (!fresh) {
+      continue;
+    }
+    offsetOf[p] = c.ranks.size();
+    c.members.push_back(p);
+    llvm::append_range(c.ranks, p.getRanks());
+  }
+  for (auto [rep, len] : longest) {
+    unsigned i = 0;
+    for (Operation &op : cast<RankProgramOp>(rep).getBody().front()) {
+      if (i == len)
+        break;
+      repIndex[&op] = i++;
     }
   }
 }
@@ -351,25 +389,29 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
                     [&](auto &a, auto &b) { return key(a) == key(b); }),
         d.planTargets.end());
   }
+  // The cone is walked on classes (StagePartitionImpl.h): a value of a
+  // shared prefix is the representative's, a set of ranks is a set of
+  // class positions. Targets are compared in that form.
+  std::vector<RankValue> targetKeys;
+  for (const StageDraft::PlanTarget &t : d.planTargets)
+    targetKeys.push_back({t.rank, canon(t.value)});
+  llvm::sort(targetKeys, RankValueLess());
   auto isTarget = [&](int64_t rank, Value v) {
-    auto it = llvm::lower_bound(d.planTargets, RankValue{rank, v},
-                                [](const StageDraft::PlanTarget &t,
-                                   const RankValue &rv) {
-                                  return RankValueLess()({t.rank, t.value}, rv);
-                                });
-    return it != d.planTargets.end() && it->rank == rank && it->value == v;
+    return std::binary_search(targetKeys.begin(), targetKeys.end(),
+                              RankValue{rank, v}, RankValueLess());
   };
   // The cone, walked per value with the set of ranks that reach it.
   DenseMap<Value, RankSet> pseen;
   SmallVector<std::pair<Value, RankSet>> pwork;
-  auto sizeOf = [](RankProgramOp prog) { return prog.getRanks().size(); };
+  auto sizeOf = [&](RankProgramOp prog) { return classRanks(prog).size(); };
   // Pushes of single ranks (communication), merged per value first.
   llvm::MapVector<Value, RankSet> pending;
   auto addPending = [&](Value v, int64_t rank) {
+    v = canon(v);
     auto [it, fresh] = pending.try_emplace(v);
     if (fresh)
       it->second.resize(sizeOf(programOf(v)));
-    it->second.set(posOf.lookup(rank));
+    it->second.set(cposOf.lookup(rank));
   };
   auto flushPending = [&] {
     for (auto &[v, set] : pending)
@@ -377,10 +419,11 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
     pending.clear();
   };
   auto markOp = [&](Operation *op, int64_t rank) {
+    op = canon(op);
     auto [it, fresh] = d.planOps.try_emplace(op);
     if (fresh)
       it->second.resize(sizeOf(programOf(op)));
-    it->second.set(posOf.lookup(rank));
+    it->second.set(cposOf.lookup(rank));
   };
   for (const StageDraft::PlanTarget &t : d.planTargets)
     addPending(t.value, t.rank);
@@ -389,7 +432,7 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
   while (!pwork.empty()) {
     auto [v, fresh] = pwork.pop_back_val();
     RankProgramOp prog = programOf(v);
-    ArrayRef<int64_t> ranks = prog.getRanks();
+    ArrayRef<int64_t> ranks = classRanks(prog);
     {
       auto [it, first] = pseen.try_emplace(v);
       if (first)
@@ -401,7 +444,7 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
     }
     if (auto it = cutsOf.find(v); it != cutsOf.end())
       for (auto [rank, id] : it->second) {
-        unsigned pos = posOf.lookup(rank);
+        unsigned pos = cposOf.lookup(rank);
         if (!fresh.test(pos))
           continue;
         const PlanCut &cut = cutTable[id];
@@ -483,7 +526,7 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
       continue;
     it->second |= add;
     for (Value operand : def->getOperands())
-      pwork.push_back({operand, add});
+      pwork.push_back({canon(operand), add});
   }
   relateAssumed(d);
   return success();

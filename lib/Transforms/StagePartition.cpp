@@ -23,6 +23,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
+#include <deque>
 #include <map>
 #include <set>
 
@@ -89,105 +90,132 @@ void Partitioner::prepare(StageDraft &d) {
   d.specOrder = inBlockOrder(d.specOps.getArrayRef(), spec.getBody().front());
 
   // A rank's group is its program, the ops of the stage it runs, its inputs
-  // and its targets. Ops every taking-part rank of the program runs are
-  // common to all its groups; only the others (`partial`) tell ranks apart.
+  // and its targets. The draft is on classes (StagePartitionImpl.h): a
+  // class's ranks that run only ops of the prefix they share stand for the
+  // representative and group with its ranks that run the same copies; a
+  // member that runs ops of its own there, or reads or writes a value of
+  // its own, is split out with its own copies. Ops every taking-part rank
+  // of a part runs are common to all its groups; only the others
+  // (`partial`) tell ranks apart.
   struct Part {
-    RankSet ranks;                    // taking part
+    RankSet ranks;                    // taking part (the part's positions)
     std::vector<Operation *> common;  // run by all of them
     std::vector<std::pair<Operation *, const RankSet *>> partial;
+    std::vector<std::pair<Operation *, const RankSet *>> entries;
   };
+  // Keyed by program: a class's representative for its copied ranks (class
+  // positions), a split member or a program of no class (its positions).
   llvm::MapVector<Operation *, Part> parts;
+  std::deque<RankSet> owned; // sets restricted to a part
   auto partOf = [&](Operation *prog) -> Part & {
     auto [it, fresh] = parts.try_emplace(prog);
     if (fresh)
-      it->second.ranks.resize(cast<RankProgramOp>(prog).getRanks().size());
+      it->second.ranks.resize(isCopy(prog) ? cast<RankProgramOp>(prog)
+                                                 .getRanks()
+                                                 .size()
+                                           : classRanks(prog).size());
     return it->second;
   };
+  DenseSet<Operation *> split;
   for (auto &[op, set] : d.planOps)
-    partOf(programOf(op)).ranks |= set;
+    if (Operation *prog = programOf(op); isCopy(prog))
+      split.insert(prog);
   for (const StageDraft::PlanInput &in : d.planInputs)
-    partOf(schedule->programOf.lookup(in.rank)).ranks.set(posOf.lookup(in.rank));
+    if (Operation *prog = programOf(in.value); isCopy(prog))
+      split.insert(prog);
   for (const StageDraft::PlanTarget &t : d.planTargets)
-    partOf(schedule->programOf.lookup(t.rank)).ranks.set(posOf.lookup(t.rank));
+    if (Operation *prog = programOf(canon(t.value)); isCopy(prog))
+      split.insert(prog);
+  // Each split member's range of class positions.
+  DenseMap<Operation *, SmallVector<std::pair<Operation *, unsigned>>>
+      splitOf; // representative -> (member, first position)
+  for (Operation *prog : split)
+    splitOf[classRepOf(prog)].push_back({prog, offsetOf.lookup(prog)});
+  for (auto &[rep, members] : splitOf)
+    llvm::sort(members, [](auto &a, auto &b) { return a.second < b.second; });
+  auto sizeOf = [](Operation *prog) {
+    return cast<RankProgramOp>(prog).getRanks().size();
+  };
   for (auto &[op, set] : d.planOps) {
-    Part &part = parts.find(programOf(op))->second;
-    if (set == part.ranks)
-      part.common.push_back(op);
-    else
-      part.partial.push_back({op, &set});
+    Operation *rep = classRepOf(programOf(op));
+    auto members = splitOf.find(rep);
+    if (members == splitOf.end()) {
+      partOf(rep).entries.push_back({op, &set});
+      continue;
+    }
+    // The split members' positions go to their own parts.
+    RankSet &rest = owned.emplace_back(set);
+    for (auto [member, first] : members->second) {
+      size_t size = sizeOf(member);
+      int next = first == 0 ? set.find_first() : set.find_next(first - 1);
+      if (next < 0 || (size_t)next >= first + size)
+        continue;
+      RankSet &own = owned.emplace_back(size);
+      for (size_t i = 0; i < size; ++i)
+        if (set.test(first + i))
+          own.set(i);
+      rest.reset(first, first + size);
+      partOf(member).entries.push_back({copyIn(member, op), &own});
+    }
+    if (rest.any())
+      partOf(rep).entries.push_back({op, &rest});
   }
+  // Where a rank's inputs and targets live: its part and its position.
+  auto placeOf = [&](int64_t rank) -> std::pair<Operation *, unsigned> {
+    Operation *prog = schedule->programOf.lookup(rank);
+    if (split.count(prog))
+      return {prog, posOf.lookup(rank)};
+    return {classRepOf(prog), cposOf.lookup(rank)};
+  };
+  for (auto &[prog, part] : parts)
+    for (auto &[op, set] : part.entries)
+      part.ranks |= *set;
+  for (const StageDraft::PlanInput &in : d.planInputs) {
+    auto [prog, pos] = placeOf(in.rank);
+    partOf(prog).ranks.set(pos);
+  }
+  for (const StageDraft::PlanTarget &t : d.planTargets) {
+    auto [prog, pos] = placeOf(t.rank);
+    partOf(prog).ranks.set(pos);
+  }
+  for (auto &[prog, part] : parts)
+    for (auto &[op, set] : part.entries) {
+      if (*set == part.ranks)
+        part.common.push_back(op);
+      else
+        part.partial.push_back({op, set});
+    }
   struct Key {
     Operation *prog;
-    // The partial ones; every op of the rank when `copied`.
-    std::vector<Operation *> ops;
+    std::vector<Operation *> ops; // the partial ones
     std::vector<std::pair<void *, StringRef>> inputs, targets;
-    // Ops, inputs and targets are the representative's copies (a program
-    // whose part of the stage lies in a prefix it shares).
-    bool copied = false;
     bool operator<(const Key &o) const {
-      return std::tie(prog, copied, ops, inputs, targets) <
-             std::tie(o.prog, o.copied, o.ops, o.inputs, o.targets);
+      return std::tie(prog, ops, inputs, targets) <
+             std::tie(o.prog, o.ops, o.inputs, o.targets);
     }
   };
-  // A program whose ops, inputs and targets in the stage all lie in the
-  // prefix it shares with its representative stands for the
-  // representative: its ranks group with the representative's ranks that
-  // run the same copies.
-  auto valueRep = [&](Operation *prog, Value v) -> Value {
-    Operation *def = v.getDefiningOp();
-    Operation *r = def ? repOf(prog, def) : nullptr;
-    return r ? r->getResult(cast<OpResult>(v).getResultNumber()) : Value();
-  };
-  DenseMap<Operation *, Operation *> copiedTo;
-  if (!repOfProgram.empty()) {
-    for (auto &[prog, part] : parts) {
-      auto rp = repOfProgram.find(prog);
-      if (rp == repOfProgram.end())
-        continue;
-      if (llvm::all_of(part.common,
-                       [&](Operation *op) { return repOf(prog, op); }) &&
-          llvm::all_of(part.partial,
-                       [&](auto &entry) { return repOf(prog, entry.first); }))
-        copiedTo[prog] = rp->second;
-    }
-    // Inputs and targets too must lie in the prefix.
-    auto check = [&](Value v) {
-      Operation *prog = programOf(v);
-      if (copiedTo.count(prog) && !valueRep(prog, v))
-        copiedTo.erase(prog);
-    };
-    for (const StageDraft::PlanInput &in : d.planInputs)
-      check(in.value);
-    for (const StageDraft::PlanTarget &t : d.planTargets)
-      check(t.value);
-  }
   std::map<int64_t, Key> keyOf; // by rank
   for (auto &[prog, part] : parts) {
-    ArrayRef<int64_t> ranks = cast<RankProgramOp>(prog).getRanks();
-    Operation *to = copiedTo.lookup(prog);
-    for (unsigned pos : part.ranks.set_bits()) {
-      Key &k = keyOf[ranks[pos]];
-      k.prog = to ? to : prog;
-      k.copied = to != nullptr;
-      if (to)
-        for (Operation *op : part.common)
-          k.ops.push_back(repOf(prog, op));
-    }
+    ArrayRef<int64_t> ranks = split.count(prog)
+                                  ? cast<RankProgramOp>(prog).getRanks()
+                                  : classRanks(prog);
+    for (unsigned pos : part.ranks.set_bits())
+      keyOf[ranks[pos]].prog = prog;
     for (auto &[op, set] : part.partial)
       for (unsigned pos : set->set_bits())
-        keyOf[ranks[pos]].ops.push_back(to ? repOf(prog, op) : op);
+        keyOf[ranks[pos]].ops.push_back(op);
   }
-  auto keyValue = [&](Value v) -> void * {
-    if (copiedTo.empty())
-      return v.getAsOpaquePointer();
-    Operation *prog = programOf(v);
-    return (copiedTo.count(prog) ? valueRep(prog, v) : v)
-        .getAsOpaquePointer();
+  // A value as its part holds it: a split member's own copy.
+  auto keyValue = [&](int64_t rank, Value v) -> void * {
+    Operation *prog = schedule->programOf.lookup(rank);
+    return (split.count(prog) ? copyIn(prog, v) : v).getAsOpaquePointer();
   };
   for (const StageDraft::PlanInput &in : d.planInputs)
-    keyOf[in.rank].inputs.push_back({keyValue(in.value), in.cut.name});
+    keyOf[in.rank].inputs.push_back(
+        {keyValue(in.rank, in.value), in.cut.name});
   for (const StageDraft::PlanTarget &t : d.planTargets)
-    keyOf[t.rank].targets.push_back({keyValue(t.value), t.name});
+    keyOf[t.rank].targets.push_back(
+        {keyValue(t.rank, canon(t.value)), t.name});
   std::map<Key, SmallVector<int64_t>> groups;
   std::vector<const Key *> order;
   for (auto &[rank, k] : keyOf) {
@@ -202,12 +230,8 @@ void Partitioner::prepare(StageDraft &d) {
   for (const Key *kp : order) {
     const Key &k = *kp;
     auto prog = cast<RankProgramOp>(k.prog);
-    SmallVector<Operation *> ops;
-    if (!k.copied) {
-      const std::vector<Operation *> &common =
-          parts.find(k.prog)->second.common;
-      ops.append(common.begin(), common.end());
-    }
+    const std::vector<Operation *> &common = parts.find(k.prog)->second.common;
+    SmallVector<Operation *> ops(common.begin(), common.end());
     ops.append(k.ops.begin(), k.ops.end());
     StageDraft::Group g{k.prog, groups[k], {}, k.inputs, k.targets};
     for (Operation *op : inBlockOrder(ops, prog.getBody().front()))

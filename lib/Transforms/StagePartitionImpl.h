@@ -172,19 +172,64 @@ private:
   /// shared forward and backward, decision 124). For such a program, its
   /// representative and the op of the representative each op of the
   /// common prefix is a copy of (checked op by op, operands matched
-  /// positionally, as mergeIdenticalPrograms checks whole programs). A
-  /// stage that takes only prefix ops of such programs emits them once,
-  /// from the representative, for all their ranks.
+  /// positionally, as mergeIdenticalPrograms checks whole programs).
   DenseMap<Operation *, Operation *> repOfProgram;
   DenseMap<Operation *, Operation *> repOfOp;
   void findSharedPrefixes();
-  /// The representative's copy of `op` of program `prog` (itself when
-  /// `prog` is a representative), or null outside the common prefix.
-  Operation *repOf(Operation *prog, Operation *op) const {
-    auto it = repOfProgram.find(prog);
-    if (it == repOfProgram.end())
-      return nullptr;
-    return it->second == prog ? op : repOfOp.lookup(op);
+  /// A representative and the programs related to it form a class: their
+  /// ranks one after the other (the representative's first) are the class's
+  /// positions. The draft walks a shared prefix once, on the
+  /// representative's ops and values, with a set of class positions; a
+  /// program of no class is a class of its own, its positions its own.
+  struct ProgramClass {
+    SmallVector<Operation *> members; // the representative first
+    SmallVector<int64_t> ranks;       // the members' ranks, in that order
+  };
+  std::vector<ProgramClass> classes;
+  DenseMap<Operation *, unsigned> classIndex; // member -> its class
+  DenseMap<Operation *, unsigned> offsetOf;   // member -> first position
+  /// Each rank's position in its class (its program's when it has none).
+  DenseMap<int64_t, unsigned> cposOf;
+  /// A member's prefix ops in order, and each representative op's index.
+  DenseMap<Operation *, std::vector<Operation *>> prefixOps;
+  DenseMap<Operation *, unsigned> repIndex;
+  Operation *classRepOf(Operation *prog) const {
+    auto it = classIndex.find(prog);
+    return it == classIndex.end() ? prog : classes[it->second].members[0];
+  }
+  /// True for a member of a class other than its representative.
+  bool isCopy(Operation *prog) const {
+    return classIndex.count(prog) && classRepOf(prog) != prog;
+  }
+  /// The positions of the class of `prog` (its ranks when it has none).
+  ArrayRef<int64_t> classRanks(Operation *prog) const {
+    auto it = classIndex.find(prog);
+    return it == classIndex.end() ? cast<RankProgramOp>(prog).getRanks()
+                                  : ArrayRef<int64_t>(classes[it->second].ranks);
+  }
+  /// The representative's copy of a prefix op or value (itself otherwise).
+  Operation *canon(Operation *op) const {
+    Operation *r = repOfOp.lookup(op);
+    return r ? r : op;
+  }
+  Value canon(Value v) const {
+    Operation *def = v ? v.getDefiningOp() : nullptr;
+    Operation *r = def ? repOfOp.lookup(def) : nullptr;
+    return r ? r->getResult(cast<OpResult>(v).getResultNumber()) : v;
+  }
+  /// Program `prog`'s own copy of `op`, an op of its class's representative
+  /// within their shared prefix, or of `prog` itself.
+  Operation *copyIn(Operation *prog, Operation *op) const {
+    if (op->getParentOp() == prog)
+      return op;
+    const std::vector<Operation *> &ops = prefixOps.find(prog)->second;
+    unsigned i = repIndex.lookup(op);
+    assert(i < ops.size() && "op outside the shared prefix");
+    return ops[i];
+  }
+  Value copyIn(Operation *prog, Value v) const {
+    return copyIn(prog, v.getDefiningOp())
+        ->getResult(cast<OpResult>(v).getResultNumber());
   }
   static RankProgramOp programOf(Operation *op) {
     return op->getParentOfType<RankProgramOp>();
