@@ -124,9 +124,10 @@ bool Folder::checkLineages(std::string &why) {
       // Groups that sum one tensor over the whole axis, and groups on one
       // coordinate (a lineage may not have both).
       size_t orbitGroups = 0, plainGroups = 0;
+      bool untranslated = false;
       pending.clear();
       l.walkGroups([&](size_t, ArrayRef<PlanRefView> g) {
-        if (g.empty() || mixed)
+        if (g.empty() || mixed || untranslated)
           return;
         // References outside the stage (micro-batch folding only) have no
         // coordinate; the others must share one.
@@ -161,9 +162,25 @@ bool Folder::checkLineages(std::string &why) {
         SmallVector<SmallVector<PlanRefView>> byCoord(n);
         for (const PlanRefView &ref : g)
           byCoord[refCoord(ref)].push_back(ref);
+        // Each coordinate's terms, moved to coordinate 0, are this group's
+        // coordinate-0 terms (per group: pieces of two groups that match
+        // each other crosswise would make the folded claim stronger than
+        // the stage's).
+        auto moved = [&](ArrayRef<PlanRefView> terms) {
+          SmallVector<std::pair<StringRef, int64_t>> out;
+          for (const PlanRefView &ref : terms)
+            out.push_back(refAt0(ref));
+          llvm::sort(out);
+          return out;
+        };
+        auto at0 = moved(byCoord[0]);
         for (auto [k, terms] : llvm::enumerate(byCoord)) {
           if (terms.empty()) {
             mixed = true;
+            return;
+          }
+          if (k > 0 && moved(terms) != at0) {
+            untranslated = true;
             return;
           }
           pending.push_back(
@@ -175,6 +192,12 @@ bool Folder::checkLineages(std::string &why) {
         mixed = true;
       if (!mixed && orbitGroups)
         orbitSums.insert(l);
+      if (untranslated) {
+        why = "a lineage group of '" + l.getSpec().getValue().str() +
+              "' sums over '" + axisName.str() +
+              "' terms that are not its coordinate-0 terms translated";
+        return false;
+      }
       if (mixed) {
         why = "a lineage group of '" + l.getSpec().getValue().str() +
               "' sums tensors of different '" + axisName.str() +
@@ -280,6 +303,11 @@ bool Folder::checkLineages(std::string &why) {
       out.push_back(s.l.getLower()[i] - shift);
       out.push_back(s.l.getUpper()[i] - shift);
     }
+    // The scale is part of the claim: two lineages that differ in it only
+    // are not translates of each other.
+    auto [num, den] = s.l.getScaleFraction();
+    out.push_back(num);
+    out.push_back(den);
     scratch.clear();
     groupKeys.clear();
     for (uint32_t gi = s.firstGroup; gi < s.firstGroup + s.numGroups; ++gi) {

@@ -180,6 +180,17 @@ bool Folder::analyzePlan(std::string &why) {
 }
 
 bool Folder::checkRedMatch(std::string &why) {
+  // An assumption about a sum over the axis (a recomputed spec value the
+  // stage assumes) ties every coordinate's inputs together: the claim at
+  // coordinate c is then no renaming of coordinate 0's.
+  for (Attribute a : stage.getAssumes()) {
+    StringRef name = cast<LineageAttr>(a).getSpec().getValue();
+    if (specRed.contains(name)) {
+      why = "the stage assumes '" + name.str() +
+            "', a sum over the axis in the spec";
+      return false;
+    }
+  }
   // A spec tensor is a sum over the axis exactly where its plan tensors are.
   for (Attribute a : stage.getGuarantees()) {
     auto l = cast<LineageAttr>(a);

@@ -384,6 +384,112 @@ tv.stage @sum_in_lineage_not_in_spec assumes [#tv.lineage<"w"[0:3, 0:2] = "w":[0
   }
 }
 
+// A wrong plan folded through a sum in its lineage stays wrong: each term
+// is half the local gradient.
+// CHECK-LABEL: tv.stage @sum_in_lineage_halved
+// CHECK: folded ["dp"]
+tv.stage @sum_in_lineage_halved assumes [#tv.lineage<"w"[0:3, 0:2] = "w":[0, 1, 2, 3]>, #tv.lineage<"x"[0:1, 0:2] = ["x":0]>, #tv.lineage<"x"[1:2, 0:2] = ["x":1]>, #tv.lineage<"x"[2:3, 0:2] = ["x":2]>, #tv.lineage<"x"[3:4, 0:2] = ["x":3]>, #tv.lineage<"g"[0:1, 0:3] = ["g":0]>, #tv.lineage<"g"[1:2, 0:3] = ["g":1]>, #tv.lineage<"g"[2:3, 0:3] = ["g":2]>, #tv.lineage<"g"[3:4, 0:3] = ["g":3]>]
+    guarantees [#tv.lineage<"dw"[0:3, 0:2] = ["dw":0 + "dw":1 + "dw":2 + "dw":3]>] {
+  tv.spec @spec {
+    %x = tv.input "x" : tensor<4x2xf32>
+    %w = tv.input "w" : tensor<3x2xf32>
+    %g = tv.input "g" : tensor<4x3xf32>
+    %dx, %dw = tv.linear_grad %x, %w, %g : tensor<4x2xf32>, tensor<3x2xf32>, tensor<4x3xf32>
+    tv.output "dw", %dw : tensor<3x2xf32>
+  }
+  tv.plan @plan mesh @mesh micro_batches 1 {
+    tv.rank_program [0, 1, 2, 3] {
+      %x = tv.input "x" : tensor<1x2xf32>
+      %w = tv.input "w" : tensor<3x2xf32>
+      %g = tv.input "g" : tensor<1x3xf32>
+      %dx, %dw = tv.linear_grad %x, %w, %g : tensor<1x2xf32>, tensor<3x2xf32>, tensor<1x3xf32>
+      %h = tv.scale %dw, 5.000000e-01 : tensor<3x2xf32>
+      tv.output "dw", %h : tensor<3x2xf32>
+    }
+  }
+}
+
+// Two groups whose terms match each other crosswise (a, b, a, b and b, a,
+// b, a): each group is the gradient (the w terms cancel), but coordinate
+// 1's term of a group is not that group's coordinate-0 term moved, and the
+// folded claim (dw = a at rank 0) would be a false alarm. Refused; the
+// whole stage is proven.
+// CHECK-LABEL: tv.stage @sum_in_lineage_crossed
+// CHECK-NOT: folded
+// expected-remark @+1 {{not folded along 'dp': a lineage group of 'dw' sums over 'dp' terms that are not its coordinate-0 terms translated}}
+tv.stage @sum_in_lineage_crossed assumes [#tv.lineage<"w"[0:3, 0:2] = "w":[0, 1, 2, 3]>, #tv.lineage<"x"[0:1, 0:2] = ["x":0]>, #tv.lineage<"x"[1:2, 0:2] = ["x":1]>, #tv.lineage<"x"[2:3, 0:2] = ["x":2]>, #tv.lineage<"x"[3:4, 0:2] = ["x":3]>, #tv.lineage<"g"[0:1, 0:3] = ["g":0]>, #tv.lineage<"g"[1:2, 0:3] = ["g":1]>, #tv.lineage<"g"[2:3, 0:3] = ["g":2]>, #tv.lineage<"g"[3:4, 0:3] = ["g":3]>]
+    guarantees [#tv.lineage<"dw"[0:3, 0:2] = ["a":0 + "b":1 + "a":2 + "b":3] | ["b":0 + "a":1 + "b":2 + "a":3]>] {
+  tv.spec @spec {
+    %x = tv.input "x" : tensor<4x2xf32>
+    %w = tv.input "w" : tensor<3x2xf32>
+    %g = tv.input "g" : tensor<4x3xf32>
+    %dx, %dw = tv.linear_grad %x, %w, %g : tensor<4x2xf32>, tensor<3x2xf32>, tensor<4x3xf32>
+    tv.output "dw", %dw : tensor<3x2xf32>
+  }
+  tv.plan @plan mesh @mesh micro_batches 1 {
+    tv.rank_program [0, 1, 2, 3] {
+      %x = tv.input "x" : tensor<1x2xf32>
+      %w = tv.input "w" : tensor<3x2xf32>
+      %g = tv.input "g" : tensor<1x3xf32>
+      %dx, %dw = tv.linear_grad %x, %w, %g : tensor<1x2xf32>, tensor<3x2xf32>, tensor<1x3xf32>
+      %a = tv.add %dw, %w : tensor<3x2xf32>, tensor<3x2xf32> -> tensor<3x2xf32>
+      %b = tv.sub %dw, %w : tensor<3x2xf32>, tensor<3x2xf32> -> tensor<3x2xf32>
+      tv.output "a", %a : tensor<3x2xf32>
+      tv.output "b", %b : tensor<3x2xf32>
+    }
+  }
+}
+
+// Lineages that differ only in their scale are not translates: rank 3's
+// claim is twice its value. Refused, and a counterexample in full.
+// CHECK-LABEL: tv.stage @scale_differs
+// CHECK-NOT: folded
+// expected-remark @+1 {{not folded along 'dp': the lineages of 'dp' coordinate 3 are not those of coordinate 0 translated}}
+tv.stage @scale_differs assumes [#tv.lineage<"x"[0:1, 0:2] = ["x":0]>, #tv.lineage<"x"[1:2, 0:2] = ["x":1]>, #tv.lineage<"x"[2:3, 0:2] = ["x":2]>, #tv.lineage<"x"[3:4, 0:2] = ["x":3]>]
+    guarantees [#tv.lineage<"y"[0:1, 0:2] = ["y":0]>, #tv.lineage<"y"[1:2, 0:2] = ["y":1]>, #tv.lineage<"y"[2:3, 0:2] = ["y":2]>, #tv.lineage<"y"[3:4, 0:2] = ["y":3] scaled 2>] {
+  tv.spec @spec {
+    %0 = tv.input "x" : tensor<4x2xf32>
+    %1 = tv.exp %0 : tensor<4x2xf32>
+    tv.output "y", %1 : tensor<4x2xf32>
+  }
+  tv.plan @plan mesh @mesh micro_batches 1 {
+    tv.rank_program [0, 1, 2, 3] {
+      %0 = tv.input "x" : tensor<1x2xf32>
+      %1 = tv.exp %0 : tensor<1x2xf32>
+      tv.output "y", %1 : tensor<1x2xf32>
+    }
+  }
+}
+
+// The stage assumes a spec value that is a sum over the axis (a recomputed
+// gradient, tagged): every rank's q is the whole gradient, and the plan
+// all-reduces it again (four times the gradient). Folding would make the
+// all-reduce a group of one and prove it. Refused; a counterexample.
+// CHECK-LABEL: tv.stage @assumes_a_sum
+// CHECK-NOT: folded
+// expected-remark @+1 {{not folded along 'dp': the stage assumes 's', a sum over the axis in the spec}}
+tv.stage @assumes_a_sum assumes [#tv.lineage<"w"[0:3, 0:2] = "w":[0, 1, 2, 3]>, #tv.lineage<"x"[0:1, 0:2] = ["x":0]>, #tv.lineage<"x"[1:2, 0:2] = ["x":1]>, #tv.lineage<"x"[2:3, 0:2] = ["x":2]>, #tv.lineage<"x"[3:4, 0:2] = ["x":3]>, #tv.lineage<"g"[0:1, 0:3] = ["g":0]>, #tv.lineage<"g"[1:2, 0:3] = ["g":1]>, #tv.lineage<"g"[2:3, 0:3] = ["g":2]>, #tv.lineage<"g"[3:4, 0:3] = ["g":3]>, #tv.lineage<"s"[0:3, 0:2] = ["q":0] | ["q":1] | ["q":2] | ["q":3]>]
+    guarantees [#tv.lineage<"o"[0:3, 0:2] = ["o":0] | ["o":1] | ["o":2] | ["o":3]>] {
+  tv.spec @spec {
+    %x = tv.input "x" : tensor<4x2xf32>
+    %w = tv.input "w" : tensor<3x2xf32>
+    %g = tv.input "g" : tensor<4x3xf32>
+    %dx, %dw = tv.linear_grad %x, %w, %g : tensor<4x2xf32>, tensor<3x2xf32>, tensor<4x3xf32>
+    tv.tag "s", %dw : tensor<3x2xf32>
+    tv.output "o", %dw : tensor<3x2xf32>
+  }
+  tv.plan @plan mesh @mesh micro_batches 1 {
+    tv.rank_program [0, 1, 2, 3] {
+      %x = tv.input "x" : tensor<1x2xf32>
+      %w = tv.input "w" : tensor<3x2xf32>
+      %g = tv.input "g" : tensor<1x3xf32>
+      %q = tv.input "q" : tensor<3x2xf32>
+      %o = tv.all_reduce sum %q {axes = ["dp"]} : tensor<3x2xf32> -> tensor<3x2xf32>
+      tv.output "o", %o : tensor<3x2xf32>
+    }
+  }
+}
+
 // VERDICT-DAG: error: stage @missing_reduce: counterexample
 // VERDICT-DAG: error: stage @avg_reduce: counterexample
 // VERDICT-DAG: error: stage @odd_rank: counterexample: lineage 'y'[3:4, 0:2] = 'y'@3 does not hold
@@ -391,4 +497,7 @@ tv.stage @sum_in_lineage_not_in_spec assumes [#tv.lineage<"w"[0:3, 0:2] = "w":[0
 // VERDICT-DAG: error: stage @split_differs: counterexample: lineage 'y'[3:4, 0:2] = 'y'@3 does not hold
 // VERDICT-DAG: error: stage @sum_in_lineage_of_sums: counterexample
 // VERDICT-DAG: error: stage @sum_in_lineage_partial: counterexample
-// VERDICT: tv-verify: counterexample in 7 stage(s)
+// VERDICT-DAG: error: stage @sum_in_lineage_halved: counterexample
+// VERDICT-DAG: error: stage @scale_differs: counterexample
+// VERDICT-DAG: error: stage @assumes_a_sum: counterexample
+// VERDICT: tv-verify: counterexample in 10 stage(s)
