@@ -231,44 +231,73 @@ void Partitioner::findSharedPrefixes() {
            a.getNumOperands() == b.getNumOperands() &&
            a.getNumRegions() == 0 && b.getNumRegions() == 0;
   };
-  DenseMap<llvm::hash_code, SmallVector<RankProgramOp>> buckets;
-  for (RankProgramOp p : progs) {
-    Block &block = p.getBody().front();
-    // (At most a quarter of the program: a shared half reaches past it.)
-    const size_t hashed =
-        std::min(kHashedOps, block.getOperations().size() / 4);
-    llvm::hash_code h = llvm::hash_value(0);
-    size_t k = 0;
-    for (Operation &op : block) {
-      if (k++ == hashed)
+  // The length of the prefix `p` shares with `r`: ops compared one by one,
+  // operands matched positionally.
+  auto sharedLen = [&](RankProgramOp p, RankProgramOp r) {
+    DenseMap<Value, Value> map;
+    size_t len = 0;
+    for (auto [a, b] : llvm::zip(p.getBody().front(), r.getBody().front())) {
+      if (!sameOp(a, b))
         break;
-      h = llvm::hash_combine(h, op.getName().getAsOpaquePointer(),
-                             op.getAttrDictionary().getAsOpaquePointer());
+      bool same = true;
+      for (auto [u, v] : llvm::zip(a.getOperands(), b.getOperands()))
+        same = same && map.lookup(u) == v;
+      if (!same)
+        break;
+      for (auto [u, v] : llvm::zip(a.getResults(), b.getResults()))
+        map[u] = v;
+      ++len;
     }
-    SmallVector<RankProgramOp> &cands = buckets[h];
-    // The first candidate, latest first, that shares at least half the
-    // program, compared op by op with the operands matched positionally (a
-    // joined phase's copies are consecutive, so the latest one mostly is).
+    return len;
+  };
+  // Buckets by a hash of the first ops; each program is compared with the
+  // first of its bucket in parallel (a joined phase's copies all share
+  // their prefix with it), the others in order below.
+  std::vector<llvm::hash_code> hashOf(progs.size());
+  std::vector<size_t> firstOf(progs.size());
+  {
+    DenseMap<llvm::hash_code, size_t> first;
+    for (auto [i, p] : llvm::enumerate(progs)) {
+      Block &block = p.getBody().front();
+      // (At most a quarter of the program: a shared half reaches past it.)
+      const size_t hashed =
+          std::min(kHashedOps, block.getOperations().size() / 4);
+      llvm::hash_code h = llvm::hash_value(0);
+      size_t k = 0;
+      for (Operation &op : block) {
+        if (k++ == hashed)
+          break;
+        h = llvm::hash_combine(h, op.getName().getAsOpaquePointer(),
+                               op.getAttrDictionary().getAsOpaquePointer());
+      }
+      hashOf[i] = h;
+      firstOf[i] = first.try_emplace(h, i).first->second;
+    }
+  }
+  std::vector<size_t> lenWithFirst(progs.size(), 0);
+  parallelFor(plan.getContext(), 0, progs.size(), [&](size_t i) {
+    if (firstOf[i] != i)
+      lenWithFirst[i] = sharedLen(progs[i], progs[firstOf[i]]);
+  });
+  DenseMap<llvm::hash_code, SmallVector<RankProgramOp>> buckets;
+  for (auto [i, p] : llvm::enumerate(progs)) {
+    Block &block = p.getBody().front();
+    SmallVector<RankProgramOp> &cands = buckets[hashOf[i]];
+    // The bucket's first program when it shares at least half the program,
+    // else the first other candidate, latest first, that does.
     const size_t half = (block.getOperations().size() + 1) / 2;
     RankProgramOp best;
     size_t bestLen = 0;
+    if (firstOf[i] != i && lenWithFirst[i] > 0) {
+      best = progs[firstOf[i]];
+      bestLen = lenWithFirst[i];
+    }
     for (size_t c = cands.size();
          bestLen < half && c-- > 0 && c + kCandidates >= cands.size();) {
       RankProgramOp r = cands[c];
-      DenseMap<Value, Value> map;
-      size_t len = 0;
-      for (auto [a, b] : llvm::zip(block, r.getBody().front())) {
-        if (!sameOp(a, b))
-          break;
-        bool same = true;
-        for (auto [u, v] : llvm::zip(a.getOperands(), b.getOperands()))
-          same = same && map.lookup(u) == v;
-        if (!same)
-          break;
-        for (auto [u, v] : llvm::zip(a.getResults(), b.getResults()))
-          map[u] = v;
-        ++len;
-      }
+      if (r == progs[firstOf[i]])
+        continue; // compared above
+      size_t len = sharedLen(p, r);
       if (len > bestLen) {
         best = r;
         bestLen = len;

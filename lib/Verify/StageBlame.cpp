@@ -573,8 +573,8 @@ Operation *firstDivergingOp(StageOp stage, int64_t rank,
       sliced = true;
     }
     if (!sliced ||
-        llvm::equal(b.second, type.getShape()) &&
-            llvm::all_of(b.first, [](int64_t x) { return x == 0; }))
+        (llvm::equal(b.second, type.getShape()) &&
+         llvm::all_of(b.first, [](int64_t x) { return x == 0; })))
       return std::nullopt;
     return it->second = b;
   };
