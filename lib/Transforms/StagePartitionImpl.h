@@ -21,6 +21,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/ErrorHandling.h"
 #include <map>
 #include <set>
 
@@ -222,10 +223,17 @@ private:
   Operation *copyIn(Operation *prog, Operation *op) const {
     if (op->getParentOp() == prog)
       return op;
-    const std::vector<Operation *> &ops = prefixOps.find(prog)->second;
-    unsigned i = repIndex.lookup(op);
-    assert(i < ops.size() && "op outside the shared prefix");
-    return ops[i];
+    // The draft only reaches a member's positions on the representative's
+    // ops inside that member's prefix (docs/soundness.md); anything else is
+    // a bug here, stopped rather than emitted as another op.
+    auto own = prefixOps.find(prog);
+    auto index = repIndex.find(op);
+    if (own == prefixOps.end() || index == repIndex.end() ||
+        index->second >= own->second.size())
+      llvm::report_fatal_error("internal error: stage partition reached a "
+                               "representative's op outside a member's "
+                               "shared prefix");
+    return own->second[index->second];
   }
   Value copyIn(Operation *prog, Value v) const {
     return copyIn(prog, v.getDefiningOp())
