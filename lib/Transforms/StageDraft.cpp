@@ -280,6 +280,7 @@ void Partitioner::findSharedPrefixes() {
       lenWithFirst[i] = sharedLen(progs[i], progs[firstOf[i]]);
   });
   DenseMap<llvm::hash_code, SmallVector<RankProgramOp>> buckets;
+  DenseMap<Operation *, size_t> longest; // per representative
   for (auto [i, p] : llvm::enumerate(progs)) {
     Block &block = p.getBody().front();
     SmallVector<RankProgramOp> &cands = buckets[hashOf[i]];
@@ -308,8 +309,22 @@ void Partitioner::findSharedPrefixes() {
       cands.push_back(p);
       continue;
     }
-    repOfProgram[best] = best;
-    repOfProgram[p] = best;
+    // p joins the class of `best` (created with `best` first): classes
+    // list their members in program order.
+    auto [cls, fresh] = classIndex.try_emplace(best, classes.size());
+    if (fresh) {
+      classes.emplace_back();
+      offsetOf[best] = 0;
+      classes.back().members.push_back(best);
+      llvm::append_range(classes.back().ranks, best.getRanks());
+    }
+    ProgramClass &c = classes[cls->second];
+    classIndex[p] = cls->second;
+    offsetOf[p] = c.ranks.size();
+    c.members.push_back(p);
+    llvm::append_range(c.ranks, p.getRanks());
+    size_t &longestOfBest = longest[best];
+    longestOfBest = std::max(longestOfBest, bestLen);
     std::vector<Operation *> &own = prefixOps[p];
     own.reserve(bestLen);
     for (auto [a, b] : llvm::zip(block, best.getBody().front())) {
@@ -319,28 +334,7 @@ void Partitioner::findSharedPrefixes() {
       own.push_back(&a);
     }
   }
-  // The classes, in program order (a representative comes before the
-  // programs related to it), and each representative op's index.
-  DenseMap<Operation *, size_t> longest;
-  for (RankProgramOp p : progs) {
-    auto rep = repOfProgram.find(p);
-    if (rep == repOfProgram.end())
-      continue;
-    auto [it, fresh] = classIndex.try_emplace(rep->second, classes.size());
-    if (fresh)
-      classes.emplace_back();
-    ProgramClass &c = classes[it->second];
-    if (p != rep->second) {
-      classIndex[p] = it->second;
-      size_t &len = longest[rep->second];
-      len = std::max(len, prefixOps[p].size());
-    } else if (!fresh) {
-      continue;
-    }
-    offsetOf[p] = c.ranks.size();
-    c.members.push_back(p);
-    llvm::append_range(c.ranks, p.getRanks());
-  }
+  // Each representative op's index in the longest prefix it shares.
   for (auto [rep, len] : longest) {
     unsigned i = 0;
     for (Operation &op : cast<RankProgramOp>(rep).getBody().front()) {

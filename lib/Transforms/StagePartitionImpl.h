@@ -170,11 +170,10 @@ private:
   DenseMap<int64_t, unsigned> posOf;
   /// Programs that begin with the same ops as an earlier one (a phased
   /// plan joined: every data-parallel coordinate's program starts with the
-  /// shared forward and backward, decision 124). For such a program, its
-  /// representative and the op of the representative each op of the
-  /// common prefix is a copy of (checked op by op, operands matched
-  /// positionally, as mergeIdenticalPrograms checks whole programs).
-  DenseMap<Operation *, Operation *> repOfProgram;
+  /// shared forward and backward, decision 124): for each op of such a
+  /// program's common prefix, the representative's op it is a copy of
+  /// (checked op by op, operands matched positionally, as
+  /// mergeIdenticalPrograms checks whole programs).
   DenseMap<Operation *, Operation *> repOfOp;
   void findSharedPrefixes();
   /// A representative and the programs related to it form a class: their
