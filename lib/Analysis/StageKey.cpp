@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TrainVerify/Analysis/StageKey.h"
+#include "TrainVerify/Dialect/Lineage.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
@@ -144,6 +145,10 @@ static bool orderFree(StageOp stage) {
 }
 
 std::string mlir::tv::canonicalStageKey(StageOp stage, bool dataflow) {
+  // The key is of the statements (a stage that holds maps is keyed as the
+  // statements they stand for).
+  if (failed(expandLineageMaps(stage)))
+    return "unexpanded:" + stage.getSymName().str(); // shared with no stage
   RankShift shift(stage);
   llvm::StringMap<unsigned> rename;
   auto ren = [&](StringRef n) {

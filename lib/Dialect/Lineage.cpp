@@ -167,6 +167,13 @@ ProgramParts mlir::tv::getProgramParts(ModuleOp module) {
   return parts;
 }
 
+static std::optional<int64_t> evalAffine(AffineExpr e, ArrayRef<int64_t> dims);
+
+std::optional<int64_t> mlir::tv::evaluateAffineAt(AffineExpr e,
+                                                  ArrayRef<int64_t> dims) {
+  return evalAffine(e, dims);
+}
+
 /// The value of an affine expression (no symbols) at integer dimensions;
 /// nullopt on a division by zero or a non-positive divisor.
 static std::optional<int64_t> evalAffine(AffineExpr e, ArrayRef<int64_t> dims) {
@@ -208,9 +215,12 @@ static std::optional<int64_t> evalAffine(AffineExpr e, ArrayRef<int64_t> dims) {
 }
 
 namespace {
-/// One tv.lineage_map of a module, resolved against its mesh.
+/// One tv.lineage_map of a module (or #tv.lineage_map of a stage's list),
+/// resolved against its mesh.
 struct MapSite {
-  LineageMapOp op;
+  StringAttr spec, plan;
+  AffineMap blocks;
+  ArrayRef<int64_t> shape;
   ArrayRef<int64_t> sizes; // the mesh's
   SmallVector<int64_t> fixed; // coordinate per axis, -1: free
   int64_t scaleNum = 1, scaleDen = 1;
@@ -237,7 +247,7 @@ static void expandSpecMaps(MLIRContext *ctx, ArrayRef<MapSite *> sites) {
     uint32_t plan; // index in `planNames`
     uint32_t rank; // the mesh verifier caps meshes at 2^20 ranks
   };
-  StringAttr spec = sites.front()->op.getSpecAttr();
+  StringAttr spec = sites.front()->spec;
   std::vector<StringAttr> planNames;
   DenseMap<StringAttr, uint32_t> planIndexOf;
   std::vector<PendingBox> boxes;
@@ -249,14 +259,13 @@ static void expandSpecMaps(MLIRContext *ctx, ArrayRef<MapSite *> sites) {
   constexpr uint32_t none = ~0u;
   SmallVector<int64_t> lower, upper;
   for (auto [siteIndex, site] : llvm::enumerate(sites)) {
-    LineageMapOp lmap = site->op;
     ArrayRef<int64_t> sizes = site->sizes;
-    AffineMap map = lmap.getBlocks();
-    ArrayRef<int64_t> shape = lmap.getShape();
+    AffineMap map = site->blocks;
+    ArrayRef<int64_t> shape = site->shape;
     auto [planSlot, newPlan] =
-        planIndexOf.try_emplace(lmap.getPlanAttr(), planNames.size());
+        planIndexOf.try_emplace(site->plan, planNames.size());
     if (newPlan)
-      planNames.push_back(lmap.getPlanAttr());
+      planNames.push_back(site->plan);
     uint32_t planIndex = planSlot->second;
     // Coordinates of the slice in row-major (rank) order.
     SmallVector<int64_t> coords(sizes.size());
@@ -353,6 +362,51 @@ static void expandSpecMaps(MLIRContext *ctx, ArrayRef<MapSite *> sites) {
   }
 }
 
+/// Resolves a map against its mesh and checks that it evaluates; the
+/// diagnostic (through `emitError`) says why not.
+static LogicalResult
+resolveSite(MapSite &site, MeshOp mesh, StringAttr spec, AffineMap blocks,
+            ArrayRef<int64_t> shape, StringAttr plan, DictionaryAttr where,
+            std::optional<ArrayRef<int64_t>> scale,
+            function_ref<InFlightDiagnostic()> emitError) {
+  site.spec = spec;
+  site.plan = plan;
+  site.blocks = blocks;
+  site.shape = shape;
+  site.sizes = mesh.getSizes();
+  if (blocks.getNumDims() != site.sizes.size() ||
+      blocks.getNumResults() != shape.size())
+    return emitError() << "blocks map does not match the mesh and the shape";
+  site.fixed.assign(site.sizes.size(), -1);
+  for (NamedAttribute w : where) {
+    int64_t idx = mesh.getAxisIndex(w.getName().getValue());
+    if (idx < 0)
+      return emitError() << "where: no mesh axis '" << w.getName().getValue()
+                         << "'";
+    int64_t c = cast<IntegerAttr>(w.getValue()).getInt();
+    if (c < 0 || c >= site.sizes[idx])
+      return emitError() << "where: coordinate " << c << " of axis '"
+                         << w.getName().getValue() << "' is outside its size "
+                         << site.sizes[idx];
+    site.fixed[idx] = c;
+  }
+  if (scale && scale->size() == 2)
+    site.scaleNum = (*scale)[0], site.scaleDen = (*scale)[1];
+  // A divisor is a constant (or a symbol, which never evaluates): a map
+  // that evaluates at the slice's first rank evaluates at every rank.
+  SmallVector<int64_t> first(site.sizes.size());
+  int64_t rank = 0;
+  for (auto [i, f] : llvm::enumerate(site.fixed)) {
+    first[i] = f < 0 ? 0 : f;
+    rank = rank * site.sizes[i] + first[i];
+  }
+  for (AffineExpr e : blocks.getResults())
+    if (!evalAffine(e, first))
+      return emitError() << "blocks map cannot be evaluated at rank " << rank
+                         << " (a division by a non-positive number)";
+  return success();
+}
+
 FailureOr<std::vector<LineageEntry>>
 mlir::tv::collectLineages(ModuleOp module) {
   MLIRContext *ctx = module.getContext();
@@ -369,43 +423,17 @@ mlir::tv::collectLineages(ModuleOp module) {
       return lmap.emitOpError()
              << "refers to unknown mesh " << lmap.getMeshAttr();
     MapSite site;
-    site.op = lmap;
-    site.sizes = mesh.getSizes();
-    AffineMap map = lmap.getBlocks();
-    if (map.getNumDims() != site.sizes.size() ||
-        map.getNumResults() != lmap.getShape().size())
-      return lmap.emitOpError() << "blocks map does not match the mesh and "
-                                   "the shape";
-    site.fixed.assign(site.sizes.size(), -1);
-    for (NamedAttribute w : lmap.getWhere()) {
-      int64_t idx = mesh.getAxisIndex(w.getName().getValue());
-      if (idx < 0)
-        return lmap.emitOpError()
-               << "where: no mesh axis '" << w.getName().getValue() << "'";
-      site.fixed[idx] = cast<IntegerAttr>(w.getValue()).getInt();
-    }
-    if (std::optional<ArrayRef<int64_t>> s = lmap.getScale();
-        s && s->size() == 2)
-      site.scaleNum = (*s)[0], site.scaleDen = (*s)[1];
-    // A divisor is a constant (or a symbol, which never evaluates): a map
-    // that evaluates at the slice's first rank evaluates at every rank.
-    SmallVector<int64_t> first(site.sizes.size());
-    int64_t rank = 0;
-    for (auto [i, f] : llvm::enumerate(site.fixed)) {
-      first[i] = f < 0 ? 0 : f;
-      rank = rank * site.sizes[i] + first[i];
-    }
-    for (AffineExpr e : map.getResults())
-      if (!evalAffine(e, first))
-        return lmap.emitOpError()
-               << "blocks map cannot be evaluated at rank " << rank
-               << " (a division by a non-positive number)";
+    if (failed(resolveSite(site, mesh, lmap.getSpecAttr(), lmap.getBlocks(),
+                           lmap.getShape(), lmap.getPlanAttr(),
+                           lmap.getWhere(), lmap.getScale(),
+                           [&] { return lmap.emitOpError(); })))
+      return failure();
     sites.push_back(std::move(site));
   }
   // Expanded per spec tensor, its maps in module order.
   llvm::MapVector<StringAttr, SmallVector<MapSite *>> bySpec;
   for (MapSite &site : sites)
-    bySpec[site.op.getSpecAttr()].push_back(&site);
+    bySpec[site.spec].push_back(&site);
   for (auto &[spec, specSites] : bySpec)
     expandSpecMaps(ctx, specSites);
   // Every statement in module order: a map's boxes where it names them
@@ -427,6 +455,151 @@ mlir::tv::collectLineages(ModuleOp module) {
     }
   }
   return out;
+}
+
+FailureOr<SmallVector<LineageAttr>>
+mlir::tv::expandLineageList(ArrayAttr list,
+                            function_ref<MeshOp(FlatSymbolRefAttr)> meshOf,
+                            function_ref<InFlightDiagnostic()> emitError) {
+  SmallVector<LineageAttr> out;
+  std::vector<MapSite> sites;
+  for (Attribute a : list) {
+    auto m = dyn_cast<LineageMapAttr>(a);
+    if (!m)
+      continue;
+    MeshOp mesh = meshOf(m.getMesh());
+    if (!mesh)
+      return emitError() << "lineage map of '" << m.getSpec().getValue()
+                         << "' refers to unknown mesh " << m.getMesh();
+    MapSite site;
+    std::optional<ArrayRef<int64_t>> scale;
+    if (!m.getScale().empty())
+      scale = m.getScale();
+    if (failed(resolveSite(site, mesh, m.getSpec(), m.getBlocks().getValue(),
+                           m.getShape(), m.getPlan(), m.getWhere(), scale,
+                           [&] {
+                             InFlightDiagnostic d = emitError();
+                             d << "lineage map of '" << m.getSpec().getValue()
+                               << "': ";
+                             return d;
+                           })))
+      return failure();
+    sites.push_back(std::move(site));
+  }
+  if (sites.empty()) {
+    for (Attribute a : list)
+      out.push_back(cast<LineageAttr>(a));
+    return out;
+  }
+  // As collectLineages: each spec tensor's maps merged per box, each box at
+  // the map naming it first.
+  llvm::MapVector<StringAttr, SmallVector<MapSite *>> bySpec;
+  for (MapSite &site : sites)
+    bySpec[site.spec].push_back(&site);
+  for (auto &[spec, specSites] : bySpec)
+    expandSpecMaps(list.getContext(), specSites);
+  auto nextSite = sites.begin();
+  for (Attribute a : list) {
+    if (auto l = dyn_cast<LineageAttr>(a)) {
+      out.push_back(l);
+      continue;
+    }
+    out.append(nextSite->fresh.begin(), nextSite->fresh.end());
+    ++nextSite;
+  }
+  return out;
+}
+
+LogicalResult
+mlir::tv::verifyLineageMapOnMesh(LineageMapAttr map, MeshOp mesh,
+                                 function_ref<InFlightDiagnostic()> emitError) {
+  MapSite site;
+  std::optional<ArrayRef<int64_t>> scale;
+  if (!map.getScale().empty())
+    scale = map.getScale();
+  return resolveSite(site, mesh, map.getSpec(), map.getBlocks().getValue(),
+                     map.getShape(), map.getPlan(), map.getWhere(), scale,
+                     [&] {
+                       InFlightDiagnostic d = emitError();
+                       d << "lineage map of '" << map.getSpec().getValue()
+                         << "' on " << map.getMesh() << ": ";
+                       return d;
+                     });
+}
+
+LogicalResult mlir::tv::forEachRankWhere(
+    MeshOp mesh, DictionaryAttr where,
+    function_ref<void(int64_t, ArrayRef<int64_t>)> fn) {
+  ArrayRef<int64_t> sizes = mesh.getSizes();
+  SmallVector<int64_t> fixed(sizes.size(), -1);
+  for (NamedAttribute w : where) {
+    int64_t idx = mesh.getAxisIndex(w.getName().getValue());
+    auto c = dyn_cast<IntegerAttr>(w.getValue());
+    if (idx < 0 || !c || c.getInt() < 0 || c.getInt() >= sizes[idx])
+      return failure();
+    fixed[idx] = c.getInt();
+  }
+  if (llvm::any_of(sizes, [](int64_t s) { return s < 1; }))
+    return success(); // no rank
+  SmallVector<int64_t> coords(sizes.size());
+  for (auto [i, f] : llvm::enumerate(fixed))
+    coords[i] = f < 0 ? 0 : f;
+  while (true) {
+    int64_t rank = 0;
+    for (auto [c, s] : llvm::zip(coords, sizes))
+      rank = rank * s + c;
+    fn(rank, coords);
+    int64_t i = sizes.size() - 1;
+    for (; i >= 0; --i) {
+      if (fixed[i] >= 0)
+        continue;
+      if (++coords[i] < sizes[i])
+        break;
+      coords[i] = 0;
+    }
+    if (i < 0)
+      return success();
+  }
+}
+
+static bool holdsMaps(ArrayAttr list) {
+  return list && llvm::any_of(list, [](Attribute a) {
+           return isa<LineageMapAttr>(a);
+         });
+}
+
+LogicalResult mlir::tv::expandLineageMaps(StageOp stage) {
+  if (!holdsMaps(stage.getAssumes()) && !holdsMaps(stage.getGuarantees()))
+    return success();
+  SymbolTableCollection symbols;
+  auto meshOf = [&](FlatSymbolRefAttr sym) {
+    return symbols.lookupNearestSymbolFrom<MeshOp>(stage, sym);
+  };
+  auto emitError = [&] { return stage.emitOpError(); };
+  MLIRContext *ctx = stage.getContext();
+  for (bool guarantees : {false, true}) {
+    ArrayAttr list = guarantees ? stage.getGuarantees() : stage.getAssumes();
+    if (!holdsMaps(list))
+      continue;
+    FailureOr<SmallVector<LineageAttr>> all =
+        expandLineageList(list, meshOf, emitError);
+    if (failed(all))
+      return failure();
+    SmallVector<Attribute> attrs(all->begin(), all->end());
+    if (guarantees)
+      stage.setGuaranteesAttr(ArrayAttr::get(ctx, attrs));
+    else
+      stage.setAssumesAttr(ArrayAttr::get(ctx, attrs));
+  }
+  return success();
+}
+
+LogicalResult mlir::tv::expandLineageMaps(Operation *root) {
+  WalkResult r = root->walk([](StageOp stage) {
+    return failed(expandLineageMaps(stage)) ? WalkResult::interrupt()
+                                            : WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
 }
 
 LogicalResult mlir::tv::checkLineages(ModuleOp module) {

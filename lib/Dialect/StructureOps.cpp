@@ -1,5 +1,6 @@
 //===- StructureOps.cpp - mesh, spec, plan, rank programs, stages ---------===//
 #include "TrainVerify/Dialect/TVOps.h"
+#include "TrainVerify/Dialect/Lineage.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
@@ -453,6 +454,24 @@ LogicalResult StageOp::verifyRegions() {
                          << specs << " and " << plans;
   if (getGuarantees().empty())
     return emitOpError() << "guarantees nothing";
+  return success();
+}
+
+LogicalResult StageOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  for (ArrayAttr list : {getAssumes(), getGuarantees()})
+    for (Attribute a : list) {
+      auto map = dyn_cast<LineageMapAttr>(a);
+      if (!map)
+        continue;
+      auto mesh =
+          symbolTable.lookupNearestSymbolFrom<MeshOp>(*this, map.getMesh());
+      if (!mesh)
+        return emitOpError() << "lineage map of '" << map.getSpec().getValue()
+                             << "' refers to unknown mesh " << map.getMesh();
+      if (failed(verifyLineageMapOnMesh(map, mesh,
+                                        [&] { return emitOpError(); })))
+        return failure();
+    }
   return success();
 }
 

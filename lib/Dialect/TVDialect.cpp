@@ -328,3 +328,108 @@ static void printIntFnKeyword(OpAsmPrinter &printer, Operation *,
 
 #define GET_OP_CLASSES
 #include "TrainVerify/Dialect/TVOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// LineageMapAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+LineageMapAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       StringAttr spec, AffineMapAttr blocks,
+                       ArrayRef<int64_t> shape, ArrayRef<int64_t> scale,
+                       StringAttr plan, FlatSymbolRefAttr mesh,
+                       DictionaryAttr where) {
+  if (!spec || spec.getValue().empty())
+    return emitError() << "lineage map needs a spec tensor name";
+  if (!plan || plan.getValue().empty())
+    return emitError() << "lineage map needs a plan tensor name";
+  if (!blocks || !mesh || !where)
+    return emitError() << "lineage map needs blocks, a mesh and where";
+  AffineMap map = blocks.getValue();
+  if (map.getNumSymbols() != 0)
+    return emitError() << "lineage map's blocks map must not have symbols";
+  if (map.getNumResults() != shape.size())
+    return emitError() << "lineage map's blocks map has "
+                       << map.getNumResults() << " results but the shape has "
+                       << shape.size() << " dimensions";
+  for (int64_t n : shape)
+    if (n < 1)
+      return emitError() << "lineage map's block shape must be positive, got "
+                         << n;
+  if (!scale.empty() &&
+      failed(LineageAttr::verify(emitError, spec, {}, {},
+                                 ArrayAttr::get(spec.getContext(), {}), plan,
+                                 {0}, scale)))
+    return failure();
+  for (NamedAttribute w : where) {
+    auto v = dyn_cast<IntegerAttr>(w.getValue());
+    if (!v || v.getInt() < 0)
+      return emitError() << "lineage map's where: coordinate of axis '"
+                         << w.getName().getValue()
+                         << "' must be a non-negative integer";
+  }
+  return success();
+}
+
+static ParseResult parseIntList(AsmParser &parser,
+                                SmallVectorImpl<int64_t> &out) {
+  return parser.parseCommaSeparatedList(
+      AsmParser::Delimiter::Square, [&]() -> ParseResult {
+        int64_t v;
+        if (parser.parseInteger(v))
+          return failure();
+        out.push_back(v);
+        return success();
+      });
+}
+
+// Syntax: <"spec" blocks MAP shape [a, b] (scaled [p, q])? = "plan" on @mesh
+//          where {axis = c}>
+Attribute LineageMapAttr::parse(AsmParser &parser, Type) {
+  std::string spec, plan;
+  AffineMapAttr blocks;
+  SmallVector<int64_t> shape, scale;
+  FlatSymbolRefAttr mesh;
+  DictionaryAttr where;
+  if (parser.parseLess() || parser.parseString(&spec) ||
+      parser.parseKeyword("blocks") || parser.parseAttribute(blocks) ||
+      parser.parseKeyword("shape") || parseIntList(parser, shape))
+    return {};
+  if (succeeded(parser.parseOptionalKeyword("scaled")) &&
+      parseIntList(parser, scale))
+    return {};
+  if (parser.parseEqual() || parser.parseString(&plan) ||
+      parser.parseKeyword("on") || parser.parseAttribute(mesh) ||
+      parser.parseKeyword("where") || parser.parseAttribute(where) ||
+      parser.parseGreater())
+    return {};
+  MLIRContext *ctx = parser.getContext();
+  return parser.getChecked<LineageMapAttr>(
+      ctx, StringAttr::get(ctx, spec), blocks, shape, scale,
+      StringAttr::get(ctx, plan), mesh, where);
+}
+
+void LineageMapAttr::print(AsmPrinter &printer) const {
+  auto list = [&](ArrayRef<int64_t> v) {
+    printer << "[";
+    llvm::interleaveComma(v, printer);
+    printer << "]";
+  };
+  printer << "<";
+  printer.printString(getSpec().getValue());
+  printer << " blocks ";
+  printer.printAttribute(getBlocks());
+  printer << " shape ";
+  list(getShape());
+  if (!getScale().empty()) {
+    printer << " scaled ";
+    list(getScale());
+  }
+  printer << " = ";
+  printer.printString(getPlan().getValue());
+  printer << " on ";
+  printer.printAttribute(getMesh());
+  printer << " where ";
+  printer.printAttribute(getWhere());
+  printer << ">";
+}

@@ -1,9 +1,10 @@
-//===- CheckLineage.cpp - --tv-check-lineage ------------------------------===//
+//===- CheckLineage.cpp - --tv-check-lineage, --tv-expand-lineage-maps ---===//
 #include "TrainVerify/Dialect/Lineage.h"
 #include "TrainVerify/Transforms/Passes.h"
 
 namespace mlir::tv {
 #define GEN_PASS_DEF_TVCHECKLINEAGE
+#define GEN_PASS_DEF_TVEXPANDLINEAGEMAPS
 #include "TrainVerify/Transforms/Passes.h.inc"
 } // namespace mlir::tv
 
@@ -22,6 +23,14 @@ struct CheckLineagePass
       signalPassFailure();
     if (!joined)
       markAllAnalysesPreserved();
+  }
+};
+
+struct ExpandLineageMapsPass
+    : public tv::impl::TVExpandLineageMapsBase<ExpandLineageMapsPass> {
+  void runOnOperation() override {
+    if (failed(expandLineageMaps(getOperation())))
+      signalPassFailure();
   }
 };
 } // namespace

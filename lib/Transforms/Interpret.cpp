@@ -102,6 +102,8 @@ void InterpretPass::runOnOperation() {
   ModuleOp module = getOperation();
   // A phased plan runs its phases in order: joined (decision 124).
   module.walk([](PlanOp plan) { plan.joinPhases(); });
+  if (failed(expandLineageMaps(module)))
+    return signalPassFailure();
   SmallVector<StageOp> stages(module.getOps<StageOp>());
   StageOp temp;
   if (stages.empty()) {

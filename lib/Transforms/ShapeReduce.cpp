@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TrainVerify/Transforms/Passes.h"
+#include "TrainVerify/Dialect/Lineage.h"
 #include "TrainVerify/Transforms/RunStatus.h"
 #include "TrainVerify/Transforms/Utils.h"
 #include "TrainVerify/Verify/ShapeProgram.h"
@@ -68,15 +69,18 @@ struct ShapeReducePass : public tv::impl::TVShapeReduceBase<ShapeReducePass> {
     bool ok = true;
     // Folding is per stage and a stage is isolated from above: the stages
     // fold in parallel (diagnostics in stage order).
+    // A stage's lineage maps are folded as maps; the statements left are
+    // then written out (decision 127), in the same parallel step.
     std::vector<char> foldFailed(stages.size(), 0);
-    if (fold) {
+    {
       MLIRContext *ctx = &getContext();
       ParallelDiagnosticHandler handler(ctx);
       beginPhase("micro-batch fold", stages.size());
       parallelFor(ctx, 0, stages.size(), [&](size_t i) {
         handler.setOrderIDForThread(i);
         foldFailed[i] =
-            failed(foldStage(stages[i], {}, /*microBatches=*/true));
+            (fold && failed(foldStage(stages[i], {}, /*microBatches=*/true))) ||
+            failed(expandLineageMaps(stages[i]));
         handler.eraseOrderIDForThread();
         advancePhase();
       });

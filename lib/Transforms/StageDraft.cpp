@@ -130,6 +130,22 @@ LogicalResult Partitioner::collect() {
     lineages[name].push_back(attr);
   }
   allLineages = std::move(*all); // for keepSource
+  if (writeMaps) {
+    MLIRContext *ctx = module.getContext();
+    for (Operation &op : *module.getBody()) {
+      if (auto lin = dyn_cast<LineageOp>(op)) {
+        sourcesOf[lin.getLineage().getSpec().getValue()].push_back(
+            lin.getLineage());
+      } else if (auto lmap = dyn_cast<LineageMapOp>(op)) {
+        ArrayRef<int64_t> scale;
+        if (std::optional<ArrayRef<int64_t>> s = lmap.getScale())
+          scale = *s;
+        sourcesOf[lmap.getSpec()].push_back(LineageMapAttr::get(
+            ctx, lmap.getSpecAttr(), lmap.getBlocksAttr(), lmap.getShape(),
+            scale, lmap.getPlanAttr(), lmap.getMeshAttr(), lmap.getWhere()));
+      }
+    }
+  }
   {
     std::vector<char> covered(lineageOrder.size(), 1);
     parallelFor(module.getContext(), 0, lineageOrder.size(), [&](size_t i) {

@@ -74,6 +74,7 @@ void Partitioner::prepare(StageDraft &d) {
     auto it = lineages.find(name);
     if (it == lineages.end())
       continue;
+    size_t before = d.assumes.size();
     for (LineageAttr attr : it->second) {
       // A replicas list of a tensor the stage does not read: skipped whole.
       if (attr.getGroups().empty() && attr.getReplicaName() &&
@@ -85,6 +86,14 @@ void Partitioner::prepare(StageDraft &d) {
       });
       if (used)
         d.assumes.push_back(attr);
+    }
+    // Every statement of the tensor taken: its maps say the same.
+    if (writeMaps && d.assumes.size() - before == it->second.size()) {
+      auto sources = sourcesOf.find(name);
+      if (sources != sourcesOf.end()) {
+        d.assumes.resize(before);
+        d.assumes.append(sources->second.begin(), sources->second.end());
+      }
     }
   }
   d.specOrder = inBlockOrder(d.specOps.getArrayRef(), spec.getBody().front());
@@ -248,8 +257,12 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
   Location loc = d.specValue.getLoc();
 
   SmallVector<Attribute> guarantees;
-  for (LineageAttr attr : lineagesOf(d.target))
-    guarantees.push_back(attr);
+  auto sources = writeMaps ? sourcesOf.find(d.target) : sourcesOf.end();
+  if (sources != sourcesOf.end())
+    guarantees.append(sources->second.begin(), sources->second.end());
+  else
+    for (LineageAttr attr : lineagesOf(d.target))
+      guarantees.push_back(attr);
 
   std::string stageName = "stage" + std::to_string(index) + "_" +
                           sanitize(d.target);
@@ -540,7 +553,7 @@ struct StagePartitionPass
     // Inferred lineages on a cycle of stages are hypotheses that cannot all
     // be cuts: they go, and the program is cut again (decision 97).
     while (true) {
-      Partitioner p(module, sourceElements);
+      Partitioner p(module, sourceElements, lineageMaps);
       if (succeeded(p.run()))
         return;
       if (p.inferredOnCycle.empty())

@@ -111,8 +111,8 @@ struct StageDraft {
 
 class Partitioner {
 public:
-  Partitioner(ModuleOp module, int64_t sourceElements)
-      : sourceElements(sourceElements), module(module) {}
+  Partitioner(ModuleOp module, int64_t sourceElements, bool writeMaps)
+      : sourceElements(sourceElements), writeMaps(writeMaps), module(module) {}
   LogicalResult run();
   /// After a failed run: inferred lineages on a cycle of stages, reported
   /// here instead of as an error; the pass drops them and cuts again.
@@ -122,6 +122,14 @@ private:
   /// Keeps the whole program in a tv.source when it is small enough.
   void keepSource();
   int64_t sourceElements;
+  /// Whether stages name a tensor's statements by the module's
+  /// #tv.lineage_map (and #tv.lineage) attributes when they take all of
+  /// them (decision 127).
+  bool writeMaps;
+  /// Per spec tensor, with writeMaps: the module's statements naming it as
+  /// attributes, in module order (a map as its #tv.lineage_map). They expand
+  /// (expandLineageList) to exactly the tensor's `lineages`.
+  llvm::StringMap<SmallVector<Attribute, 2>> sourcesOf;
   std::vector<LineageEntry> allLineages;
   LogicalResult collect();
   /// Drafts and prepares the stage of `target`: reads the module only, so

@@ -1,5 +1,6 @@
 //===- Verify.cpp - --tv-verify -------------------------------------------===//
 #include "TrainVerify/Dialect/InputLimits.h"
+#include "TrainVerify/Dialect/Lineage.h"
 #include "TrainVerify/Transforms/Passes.h"
 #include "TrainVerify/Transforms/RunStatus.h"
 #include "TrainVerify/Transforms/Utils.h"
@@ -371,6 +372,11 @@ void VerifyPass::runOnOperation() {
   if (stages.empty()) {
     module.emitError() << "no tv.stage to verify; run --tv-stage-partition "
                           "first (or --tv-verify-pipeline)";
+    (void)writeStats("error", 0, 0, 0, 0, 0, 0, 0, 0);
+    return signalPassFailure();
+  }
+  // Stages that hold lineage maps read as the statements they stand for.
+  if (failed(expandLineageMaps(module))) {
     (void)writeStats("error", 0, 0, 0, 0, 0, 0, 0, 0);
     return signalPassFailure();
   }

@@ -48,6 +48,10 @@ public:
 
   bool analyze(std::string &why);
   void rewrite();
+  /// Set by a failed analyze when a #tv.lineage_map of the stage could not
+  /// be decided on the map: the caller expands the maps and analyzes again
+  /// (decision 127).
+  bool needsStatements = false;
 
 private:
   int64_t coordOf(int64_t r) const { return (r / stride) % n; }
@@ -67,6 +71,12 @@ private:
 
   bool checkRanks(std::string &why);
   bool checkLineages(std::string &why);
+  /// How a map's block indices move along the axis on its slice (`where`):
+  /// (-1, 0) when none depends on the coordinate, (j, k) when only index j
+  /// does, as g + c * k with 0 <= g < k (g: the index at coordinate 0);
+  /// nullopt otherwise.
+  std::optional<std::pair<int, int64_t>> mapAlongAxis(AffineMap blocks,
+                                                      DictionaryAttr where);
   bool analyzeSpec(std::string &why);
   bool analyzePlan(std::string &why);
 

@@ -1,5 +1,6 @@
 //===- ShapeProgram.cpp - the shape-reduction integer program -------------===//
 #include "ShapeProgramImpl.h"
+#include "TrainVerify/Dialect/Lineage.h"
 #include "TrainVerify/Verify/Executor.h"
 #include "TrainVerify/Semantics/Semantics.h"
 
@@ -358,6 +359,8 @@ void ShapeProgram::fixUnalignedReshapes() {
 
 LogicalResult mlir::tv::reduceStageShapes(StageOp stage, unsigned timeoutMs,
                                           const StageSchedule *schedule) {
+  if (failed(expandLineageMaps(stage)))
+    return failure();
   ShapeProgram program(stage, schedule);
   if (failed(program.build()))
     return failure();

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TrainVerify/Verify/StageVerifier.h"
+#include "TrainVerify/Dialect/Lineage.h"
 #include "Folder.h"
 #include "TrainVerify/Semantics/Semantics.h"
 #include "StageRun.h"
@@ -647,6 +648,10 @@ std::string mlir::tv::stagecheck::runExact(StageOp stage,
 
 FailureOr<std::set<std::string>>
 mlir::tv::failingGuarantees(StageOp stage, uint64_t seed, std::string &why) {
+  if (failed(expandLineageMaps(stage))) {
+    why = "a lineage map of the stage does not expand";
+    return failure();
+  }
   std::set<std::string> failing;
   StageSchedule analysis(stage);
   const PlanSchedule *schedule = analysis.get();
@@ -718,6 +723,10 @@ static void exactReplay(StageOp stage, const PlanSchedule &schedule,
 StageResult mlir::tv::interpretStage(StageOp stage, uint64_t seed, double tol,
                                      bool exact) {
   StageResult result(stage.getLoc());
+  if (failed(expandLineageMaps(stage))) {
+    result.headline = "a lineage map of the stage does not expand";
+    return result; // Error
+  }
   StageSchedule analysis(stage);
   const PlanSchedule *schedule = analysis.get();
   if (!schedule) {

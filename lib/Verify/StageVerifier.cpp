@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TrainVerify/Verify/StageVerifier.h"
+#include "TrainVerify/Dialect/Lineage.h"
 #include "StageRun.h"
 #include "TrainVerify/Verify/Z3Lowering.h"
 
@@ -132,6 +133,10 @@ private:
 StageResult mlir::tv::verifyStage(StageOp stage, const StageOptions &options,
                                   const StageSchedule *known) {
   StageResult result(stage.getLoc());
+  if (failed(expandLineageMaps(stage))) {
+    result.headline = "a lineage map of the stage does not expand";
+    return result; // Error
+  }
   // One time budget for the whole stage: symbolic execution, then the
   // solver with what is left.
   auto stageStart = std::chrono::steady_clock::now();

@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TrainVerify/Verify/Symmetry.h"
+#include "TrainVerify/Dialect/Lineage.h"
 #include "Folder.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -57,6 +58,157 @@ bool Folder::checkRanks(std::string &why) {
       return false;
     }
   return true;
+}
+
+/// The range [lo, hi] of an affine expression over dimensions in `ranges`
+/// (interval arithmetic: an over-approximation; nullopt when unbounded or
+/// not evaluable).
+static std::optional<std::pair<int64_t, int64_t>>
+affineRange(AffineExpr e, ArrayRef<std::pair<int64_t, int64_t>> ranges) {
+  using Range = std::pair<int64_t, int64_t>;
+  if (auto c = dyn_cast<AffineConstantExpr>(e))
+    return Range{c.getValue(), c.getValue()};
+  if (auto d = dyn_cast<AffineDimExpr>(e))
+    return ranges[d.getPosition()];
+  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!bin)
+    return std::nullopt;
+  auto l = affineRange(bin.getLHS(), ranges);
+  auto r = affineRange(bin.getRHS(), ranges);
+  if (!l || !r)
+    return std::nullopt;
+  auto [a, b] = *l;
+  auto [c, d] = *r;
+  // Values stay far below 2^62 (mesh coordinates times block indices);
+  // anything larger is refused rather than risk an overflow.
+  constexpr int64_t big = int64_t(1) << 40;
+  if (std::max({std::abs(a), std::abs(b), std::abs(c), std::abs(d)}) > big)
+    return std::nullopt;
+  switch (e.getKind()) {
+  case AffineExprKind::Add:
+    return Range{a + c, b + d};
+  case AffineExprKind::Mul: {
+    int64_t p[] = {a * c, a * d, b * c, b * d};
+    return Range{*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
+  }
+  case AffineExprKind::Mod:
+    if (c != d || c <= 0)
+      return std::nullopt;
+    if (a >= 0 && b < c)
+      return Range{a, b};
+    return Range{0, c - 1};
+  case AffineExprKind::FloorDiv:
+    if (c != d || c <= 0)
+      return std::nullopt;
+    return Range{llvm::divideFloorSigned(a, c), llvm::divideFloorSigned(b, c)};
+  case AffineExprKind::CeilDiv:
+    if (c != d || c <= 0)
+      return std::nullopt;
+    return Range{llvm::divideCeilSigned(a, c), llvm::divideCeilSigned(b, c)};
+  default:
+    return std::nullopt;
+  }
+}
+
+std::optional<std::pair<int, int64_t>>
+Folder::mapAlongAxis(AffineMap blocks, DictionaryAttr where) {
+  // Each mesh dimension's range on the map's slice.
+  ArrayRef<int64_t> sizes = mesh.getSizes();
+  SmallVector<std::pair<int64_t, int64_t>> ranges;
+  for (int64_t s : sizes)
+    ranges.push_back({0, s - 1});
+  for (NamedAttribute w : where) {
+    int64_t idx = mesh.getAxisIndex(w.getName().getValue());
+    auto c = dyn_cast<IntegerAttr>(w.getValue());
+    if (idx < 0 || !c)
+      return std::nullopt;
+    ranges[idx] = {c.getInt(), c.getInt()};
+  }
+  // Symbolically first: index = g + d_a * k with g the index at coordinate 0,
+  // read off the expression; 0 <= g < k by intervals.
+  MLIRContext *ctx = blocks.getContext();
+  AffineExpr da = getAffineDimExpr(axisIdx, ctx);
+  AffineExpr zero = getAffineConstantExpr(0, ctx);
+  int j = -1;
+  int64_t k = 0;
+  bool symbolic = true;
+  SmallVector<std::pair<int64_t, int64_t>> at0(ranges);
+  at0[axisIdx] = {0, 0};
+  for (auto [dim, e] : llvm::enumerate(blocks.getResults())) {
+    AffineExpr g = e.replace(da, zero);
+    AffineExpr diff = simplifyAffineExpr(e - g, blocks.getNumDims(), 0);
+    int64_t kd;
+    if (auto c = dyn_cast<AffineConstantExpr>(diff); c && c.getValue() == 0)
+      continue; // independent of the coordinate
+    if (diff == da) {
+      kd = 1;
+    } else if (auto mul = dyn_cast<AffineBinaryOpExpr>(diff);
+               mul && mul.getKind() == AffineExprKind::Mul &&
+               mul.getLHS() == da && isa<AffineConstantExpr>(mul.getRHS())) {
+      kd = cast<AffineConstantExpr>(mul.getRHS()).getValue();
+    } else {
+      symbolic = false;
+      break;
+    }
+    auto gr = affineRange(g, at0);
+    if (j >= 0 || kd <= 0 || !gr || gr->first < 0 || gr->second >= kd) {
+      symbolic = false;
+      break;
+    }
+    j = dim;
+    k = kd;
+  }
+  if (symbolic)
+    return std::make_pair(j, k);
+  // Otherwise by evaluation at every rank of the slice (exact).
+  j = -1;
+  k = 0;
+  bool ok = true;
+  SmallVector<int64_t> zeroed;
+  auto walk = [&](bool settle) {
+    return forEachRankWhere(
+        mesh, where, [&](int64_t, ArrayRef<int64_t> coords) {
+          if (!ok)
+            return;
+          int64_t c = coords[axisIdx];
+          zeroed.assign(coords.begin(), coords.end());
+          zeroed[axisIdx] = 0;
+          for (auto [dim, e] : llvm::enumerate(blocks.getResults())) {
+            std::optional<int64_t> v = evaluateAffineAt(e, coords);
+            std::optional<int64_t> g = evaluateAffineAt(e, zeroed);
+            if (!v || !g) {
+              ok = false;
+              return;
+            }
+            if (settle) {
+              // Along j: g + c * k with 0 <= g < k; elsewhere constant.
+              if ((int)dim == j ? (*g < 0 || *g >= k || *v != *g + c * k)
+                                : *v != *g)
+                ok = false;
+              continue;
+            }
+            if (*v == *g)
+              continue;
+            if (c == 0 || (j >= 0 && j != (int)dim)) {
+              ok = false;
+              return;
+            }
+            if (j < 0) {
+              if ((*v - *g) % c != 0) {
+                ok = false;
+                return;
+              }
+              j = dim;
+              k = (*v - *g) / c;
+            }
+          }
+        });
+  };
+  if (failed(walk(false)) || !ok)
+    return std::nullopt;
+  if (j >= 0 && (k <= 0 || failed(walk(true)) || !ok))
+    return std::nullopt;
+  return std::make_pair(j, k);
 }
 
 bool Folder::checkLineages(std::string &why) {
@@ -116,9 +268,15 @@ bool Folder::checkLineages(std::string &why) {
     uint32_t firstRef, size;
   };
   SmallVector<Pending> pending;
+  // Lineage maps are decided on the map (below), not on their statements.
+  SmallVector<std::pair<LineageMapAttr, bool>> maps;
   for (bool guarantee : {false, true}) {
     ArrayAttr list = guarantee ? stage.getGuarantees() : stage.getAssumes();
     for (Attribute a : list) {
+      if (auto m = dyn_cast<LineageMapAttr>(a)) {
+        maps.push_back({m, guarantee});
+        continue;
+      }
       auto l = cast<LineageAttr>(a);
       bool mixed = false;
       // Groups that sum one tensor over the whole axis, and groups on one
@@ -236,10 +394,64 @@ bool Folder::checkLineages(std::string &why) {
     for (unsigned d = 0; d < s.l.getRank(); ++d)
       t.ext[d] = std::max(t.ext[d], s.l.getUpper()[d]);
   }
+  // Each map's statements are translates of its coordinate-0 ones when the
+  // map leaves the axis free and each block index is either independent of
+  // the axis's coordinate or, along one dimension j, g + c * k with
+  // 0 <= g < k (g: the index at coordinate 0) and the tensor's extent along
+  // j n * k * shape[j]: coordinate c's boxes then lie in block c of n
+  // equal blocks at coordinate 0's offsets, on coordinate 0's ranks moved
+  // (docs/symmetry.md, rule 2, on the map; decision 127). Checked by
+  // evaluating the indices at every rank of the map's slice: integers,
+  // no attribute per statement. A map this does not decide (another mesh,
+  // a tensor the spec does not hold or that also has plain lineages here,
+  // maps of one tensor factored differently) asks for the statements.
+  DenseMap<uint32_t, std::pair<int, int64_t>> mapDimOf; // tensor -> (j, b)
+  for (auto [m, guarantee] : maps) {
+    auto asksStatements = [&](const Twine &w) {
+      needsStatements = true;
+      why = ("lineage map of '" + m.getSpec().getValue() + "': " + w).str();
+      return false;
+    };
+    if (m.getMesh().getValue() != mesh.getSymName())
+      return asksStatements("on another mesh");
+    uint32_t ti = tensorOf(m.getSpec());
+    const Tensor &t = tensors[ti];
+    if (!t.held || !t.subs.empty())
+      return asksStatements("not the stage's only lineages of its tensor");
+    if (llvm::any_of(m.getWhere(), [&](NamedAttribute w) {
+          return w.getName().getValue() == axisName;
+        }))
+      return asksStatements("holds one coordinate of the axis");
+    AffineMap blocks = m.getBlocks().getValue();
+    ArrayRef<int64_t> shape = m.getShape();
+    if (t.ext.size() != shape.size())
+      return asksStatements("its blocks and the tensor differ in rank");
+    std::optional<std::pair<int, int64_t>> jk =
+        mapAlongAxis(blocks, m.getWhere());
+    if (!jk)
+      return asksStatements("its block indices do not translate along '" +
+                            axisName + "'");
+    auto [j, k] = *jk;
+    if (j >= 0 && t.ext[j] != n * k * shape[j])
+      return asksStatements("its blocks along dimension " +
+                            std::to_string(j) + " are not in " +
+                            std::to_string(n) + " equal parts");
+    std::pair<int, int64_t> dim{j, j >= 0 ? k * shape[j] : 0};
+    auto [it, fresh] = mapDimOf.try_emplace(ti, dim);
+    if (!fresh && it->second != dim)
+      return asksStatements("maps of one tensor factored differently");
+  }
   // The factored dimension of each tensor: every box of coordinate c lies in
   // block c along it.
   SmallVector<int> dimOf(tensors.size(), -1);
   for (auto [ti, t] : llvm::enumerate(tensors)) {
+    if (auto it = mapDimOf.find(ti); it != mapDimOf.end()) {
+      dimOf[ti] = it->second.first;
+      factored[t.name] = it->second.first;
+      if (it->second.first >= 0)
+        blockSize[t.name] = it->second.second;
+      continue;
+    }
     ArrayRef<int64_t> ext = t.ext;
     int found = -1;
     for (int d = 0; d < (int)ext.size() && found < 0; ++d) {
@@ -391,6 +603,19 @@ bool mlir::tv::foldStageAlongAxis(StageOp stage, StringRef axis,
       return no("already folded along '" + axis.str() + "'");
   if (mesh.getSizes()[idx] < 2)
     return no("axis '" + axis.str() + "' has a single coordinate");
+  {
+    // Lineage maps are decided on the map where the map's form allows it
+    // (Folder::checkLineages); otherwise on their statements.
+    Folder folder(stage, mesh, idx);
+    if (folder.analyze(why)) {
+      folder.rewrite();
+      return true;
+    }
+    if (!folder.needsStatements)
+      return no(why);
+  }
+  if (failed(expandLineageMaps(stage)))
+    return no("a lineage map of the stage does not expand");
   Folder folder(stage, mesh, idx);
   if (!folder.analyze(why))
     return no(why);
@@ -418,6 +643,8 @@ bool mlir::tv::foldStageMicroBatches(StageOp stage, std::string *whyNot) {
   int64_t m = plan.getMicroBatches();
   if (m < 2)
     return no("a single micro-batch");
+  if (failed(expandLineageMaps(stage)))
+    return no("a lineage map of the stage does not expand");
   Folder folder(stage, m);
   std::string why;
   if (!folder.analyze(why))
@@ -433,8 +660,11 @@ mlir::tv::foldStage(StageOp stage, ArrayRef<std::string> axes,
   StageFold result;
   PlanOp plan = stage.getPlan();
   MeshOp mesh = plan ? plan.getMeshOp() : MeshOp();
-  if (!mesh)
-    return result; // the stage verifier reports it
+  if (!mesh) { // the stage verifier reports it
+    if (failed(expandLineageMaps(stage)))
+      return failure();
+    return result;
+  }
   SmallVector<std::string> order(axes.begin(), axes.end());
   if (order.empty())
     for (Attribute a : mesh.getAxes())

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Folder.h"
+#include "TrainVerify/Dialect/Lineage.h"
 #include "TrainVerify/Semantics/Semantics.h"
 
 using namespace mlir;
@@ -184,7 +185,9 @@ bool Folder::checkRedMatch(std::string &why) {
   // stage assumes) ties every coordinate's inputs together: the claim at
   // coordinate c is then no renaming of coordinate 0's.
   for (Attribute a : stage.getAssumes()) {
-    StringRef name = cast<LineageAttr>(a).getSpec().getValue();
+    StringRef name = isa<LineageMapAttr>(a)
+                         ? cast<LineageMapAttr>(a).getSpec().getValue()
+                         : cast<LineageAttr>(a).getSpec().getValue();
     if (specRed.contains(name)) {
       why = "the stage assumes '" + name.str() +
             "', a sum over the axis in the spec";
@@ -193,6 +196,29 @@ bool Folder::checkRedMatch(std::string &why) {
   }
   // A spec tensor is a sum over the axis exactly where its plan tensors are.
   for (Attribute a : stage.getGuarantees()) {
+    if (auto m = dyn_cast<LineageMapAttr>(a)) {
+      // A map's statements are single references, none a sum over the axis
+      // (checkLineages): each plan tensor is Red exactly where the spec's is.
+      bool want = specRed.contains(m.getSpec().getValue());
+      std::string plan = m.getPlan().getValue().str();
+      (void)forEachRankWhere(
+          mesh, m.getWhere(), [&](int64_t rank, ArrayRef<int64_t>) {
+            auto it = programOf.find(rank);
+            if (!why.empty() || it == programOf.end())
+              return;
+            auto pr = planRed.find({it->second, plan});
+            bool have = pr != planRed.end() && pr->second;
+            if (have != want)
+              why = "'" + m.getSpec().getValue().str() + "' is " +
+                    (want ? "" : "not ") +
+                    "a sum over the axis in the spec but " + plan +
+                    " on rank " + std::to_string(rank) + " is " +
+                    (have ? "" : "not ") + "in the plan";
+          });
+      if (!why.empty())
+        return false;
+      continue;
+    }
     auto l = cast<LineageAttr>(a);
     std::string err;
     bool want = specRed.contains(l.getSpec().getValue());

@@ -39,6 +39,16 @@ void Folder::rewrite() {
   auto keep = [&](ArrayAttr list) {
     SmallVector<Attribute> out;
     for (Attribute a : list) {
+      if (auto m = dyn_cast<LineageMapAttr>(a)) {
+        // Coordinate 0's statements: the map on the ranks of coordinate 0
+        // (checkLineages decided the map; its boxes there lie in block 0).
+        NamedAttrList where(m.getWhere());
+        where.set(axisName, IntegerAttr::get(IntegerType::get(ctx, 64), 0));
+        out.push_back(LineageMapAttr::get(
+            ctx, m.getSpec(), m.getBlocks(), m.getShape(), m.getScale(),
+            m.getPlan(), m.getMesh(), where.getDictionary(ctx)));
+        continue;
+      }
       auto l = cast<LineageAttr>(a);
       // Boxes outside block 0 go (with micro-batches, groups on ranks or
       // names outside the stage have no coordinate: their box tells).

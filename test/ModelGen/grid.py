@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Clean generated plans over a grid of parallel configurations are proven.
 
-usage: grid.py TV_TRANSLATE TV_OPT INPUTS_DIR WORK_DIR
+usage: grid.py TV_TRANSLATE TV_OPT INPUTS_DIR WORK_DIR [maps]
+
+With `maps`, each plan is instead partitioned and shape-reduced twice, with
+and without --tv-stage-partition=lineage-maps, and the two reduced modules
+must be the same text (decision 127).
 
 For llama3 and deepseek-v3 every (dp, tp, pp) in {1, 2, 4}^3 is generated
 and verified. The micro-batch count takes {1, 2, 4} in a Latin square over (tp, pp) and the extra
@@ -35,6 +39,9 @@ import subprocess
 import sys
 
 translate, opt, inputs, work = sys.argv[1:5]
+# "maps": instead of verifying, partition and reduce each plan with and
+# without --tv-stage-partition=lineage-maps and ask for the same output.
+mode = sys.argv[5] if len(sys.argv) > 5 else "verify"
 os.makedirs(work, exist_ok=True)
 
 EXTRAS = {
@@ -262,6 +269,17 @@ def run(job):
                          capture_output=True, text=True)
     if gen.returncode:
         return name, "generation failed: " + gen.stderr.strip()
+    if mode == "maps":
+        runs = [subprocess.run([opt, out, f"--tv-stage-partition=lineage-maps={m}",
+                                "--tv-shape-reduce"], capture_output=True,
+                               text=True) for m in ("false", "true")]
+        os.remove(out)
+        if runs[0].returncode:
+            return name, "partition and reduction failed: " + runs[0].stderr
+        if (runs[0].returncode, runs[0].stdout, runs[0].stderr) != (
+                runs[1].returncode, runs[1].stdout, runs[1].stderr):
+            return name, "the lineage maps give another reduced module"
+        return name, None
     ver = subprocess.run([opt, out, "--tv-verify-pipeline", "-o", os.devnull],
                          capture_output=True, text=True)
     os.remove(out)
@@ -281,6 +299,7 @@ with cf.ThreadPoolExecutor(max_workers=2) as pool:
             failed += 1
             print(f"FAILED {name}: {err}")
         else:
-            print(f"proven {name}")
-print(f"grid: {len(jobs) - failed} of {len(jobs)} proven")
+            print(f"{'same' if mode == 'maps' else 'proven'} {name}")
+print(f"grid: {len(jobs) - failed} of {len(jobs)} "
+      f"{'the same with lineage maps' if mode == 'maps' else 'proven'}")
 sys.exit(1 if failed else 0)

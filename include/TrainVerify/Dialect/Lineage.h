@@ -57,6 +57,44 @@ struct LineageEntry {
 /// evaluated.
 FailureOr<std::vector<LineageEntry>> collectLineages(ModuleOp module);
 
+/// The statements a list of `#tv.lineage` and `#tv.lineage_map` attributes
+/// stands for, in order: a `#tv.lineage` as it is, a map's boxes where the
+/// map names them first, the statements of the maps of one spec tensor that
+/// name one box merged into one lineage (as collectLineages merges the
+/// module's maps). `meshOf` resolves a map's mesh; fails with a diagnostic
+/// through `emitError` when a mesh does not resolve or a map does not fit
+/// or evaluate on it.
+FailureOr<llvm::SmallVector<LineageAttr>>
+expandLineageList(ArrayAttr list,
+                  llvm::function_ref<MeshOp(FlatSymbolRefAttr)> meshOf,
+                  llvm::function_ref<InFlightDiagnostic()> emitError);
+
+/// Whether `map` fits `mesh` (one block dimension per axis, `where` naming
+/// its axes inside their sizes) and its blocks evaluate.
+LogicalResult
+verifyLineageMapOnMesh(LineageMapAttr map, MeshOp mesh,
+                       llvm::function_ref<InFlightDiagnostic()> emitError);
+
+/// The value of an affine expression without symbols at integer dimensions
+/// (nullopt on a division by zero or by a negative number).
+std::optional<int64_t> evaluateAffineAt(AffineExpr e,
+                                        llvm::ArrayRef<int64_t> dims);
+
+/// Calls `fn(rank, coordinates)` for every rank of `mesh` whose coordinates
+/// match `where` (axes it does not name free), in rank order. Fails when
+/// `where` names an axis the mesh lacks or a coordinate outside it.
+LogicalResult
+forEachRankWhere(MeshOp mesh, DictionaryAttr where,
+                 llvm::function_ref<void(int64_t, llvm::ArrayRef<int64_t>)> fn);
+
+/// Rewrites a stage's `assumes` and `guarantees` that hold `#tv.lineage_map`
+/// attributes into the `#tv.lineage` statements they stand for (the maps'
+/// meshes looked up from the stage). Every pass that reads a stage's
+/// lineages calls it first; a stage without maps is left untouched.
+LogicalResult expandLineageMaps(StageOp stage);
+/// The same for every stage under `root`.
+LogicalResult expandLineageMaps(Operation *root);
+
 /// Checks every `tv.lineage` of a module against its `tv.spec` and `tv.plan`:
 /// the spec tensor exists and holds the slice, every referenced plan tensor
 /// exists on its rank with the slice's shape, slices of one tensor do not

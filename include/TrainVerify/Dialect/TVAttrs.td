@@ -91,6 +91,46 @@ def TV_LineageAttr : TV_Attr<"Lineage", "lineage"> {
   }];
 }
 
+def TV_LineageMapAttr : TV_Attr<"LineageMap", "lineage_map"> {
+  let summary = "The lineage statements of one plan tensor over a mesh slice";
+  let description = [{
+    The attribute form of `tv.lineage_map`, held in a stage's `assumes` and
+    `guarantees` beside `#tv.lineage`:
+
+    ```mlir
+    #tv.lineage_map<"h" blocks affine_map<(d0, d1, d2) -> (d0 * 2 + 1, d2)>
+        shape [4, 64] = "h_mb1" on @mesh where {pp = 0 : i64}>
+    ```
+
+    stands for exactly the statements the op of the same operands stands
+    for: on every rank of mesh `@mesh` whose coordinates match `where`,
+    `#tv.lineage<"h"[box] = ["h_mb1":rank]>`, the box being block
+    `blocks(coordinates)` of shape `shape`. Within one list, the statements
+    of all maps that name one box of one spec tensor are one lineage (its
+    groups in list order, then rank order) at the position of the first map
+    naming it, as `collectLineages` merges the module's maps. A stage list
+    holding maps is read through `expandLineageMaps` (Lineage.h), which
+    every pass that reads a stage's lineages calls first
+    (docs/decisions.md 127).
+  }];
+  let parameters = (ins "StringAttr":$spec, "AffineMapAttr":$blocks,
+                        ArrayRefParameter<"int64_t">:$shape,
+                        OptionalArrayRefParameter<"int64_t">:$scale,
+                        "StringAttr":$plan, "FlatSymbolRefAttr":$mesh,
+                        "DictionaryAttr":$where);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The factor p/q as numerator and positive denominator (1/1 when the
+    /// map is not scaled).
+    std::pair<int64_t, int64_t> getScaleFraction() const {
+      if (getScale().size() != 2)
+        return {1, 1};
+      return {getScale()[0], getScale()[1]};
+    }
+  }];
+}
+
 def TV_ReduceKind : I32EnumAttr<"ReduceKind", "reduction of a collective", [
     I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"avg", 1>,
     I32EnumAttrCase<"max", 2>, I32EnumAttrCase<"min", 3>,

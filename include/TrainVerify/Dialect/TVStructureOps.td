@@ -214,21 +214,26 @@ def TV_LineageMapOp : TV_Op<"lineage_map", [
   let hasVerifier = 1;
 }
 
+def TV_StageLineage : AnyAttrOf<[TV_LineageAttr, TV_LineageMapAttr]>;
+
 def TV_StageOp : TV_Op<"stage", [Symbol, SingleBlock, NoTerminator,
-    IsolatedFromAbove]> {
+    IsolatedFromAbove, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "One verification stage: spec and plan sub-programs";
   let description = [{
     Holds one `tv.spec` and one `tv.plan` whose `tv.input`s are the stage's
     assumed tensors and whose `tv.output`s are its guaranteed tensors.
-    `assumes` and `guarantees` are lineage attributes. Stage partition emits
+    `assumes` and `guarantees` are lineage attributes: `#tv.lineage`, or
+    `#tv.lineage_map` standing for the statements of a map (partition writes
+    a map when the stage takes all of its statements, with `lineage-maps`;
+    `expandLineageMaps` gives the statements). Stage partition emits
     these; shape reduction and verification work on them one by one. Shape
     reduction records the guarantees' boxes before it shrinks them in
     `full_guarantees`, so that a counterexample in the reduced stage names
     the full-size slice it stands for.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
-                       TypedArrayAttrBase<TV_LineageAttr, "lineages">:$assumes,
-                       TypedArrayAttrBase<TV_LineageAttr, "lineages">:$guarantees,
+                       TypedArrayAttrBase<TV_StageLineage, "lineages">:$assumes,
+                       TypedArrayAttrBase<TV_StageLineage, "lineages">:$guarantees,
                        OptionalAttr<TypedArrayAttrBase<TV_LineageAttr, "lineages">>:$full_guarantees);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{

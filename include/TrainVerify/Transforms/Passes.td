@@ -16,6 +16,20 @@ def TVCheckLineage : Pass<"tv-check-lineage", "::mlir::ModuleOp"> {
   }];
 }
 
+def TVExpandLineageMaps : Pass<"tv-expand-lineage-maps", "::mlir::ModuleOp"> {
+  let summary = "Writes every stage's lineage maps as the statements they "
+                "stand for";
+  let dependentDialects = ["::mlir::tv::TVDialect"];
+  let description = [{
+    Rewrites each `#tv.lineage_map` in a `tv.stage`'s `assumes` and
+    `guarantees` into the `#tv.lineage` statements it stands for, merged
+    per box as `collectLineages` merges the module's maps (decision 127).
+    Every pass that reads a stage's lineages does this first; the pass
+    shows the statements a stage of `--tv-stage-partition=lineage-maps=true`
+    holds, one by one.
+  }];
+}
+
 def TVSSACanonicalize : Pass<"tv-ssa-canonicalize", "::mlir::ModuleOp"> {
   let summary = "Puts spec and plan programs into canonical SSA form";
   // Every tv pass reads tv ops and the dialect's phase clock, also on a
@@ -55,6 +69,10 @@ def TVStagePartition : Pass<"tv-stage-partition", "::mlir::ModuleOp"> {
     Option<"sourceElements", "source-elements", "int64_t", "4000000",
            "Keep the whole program in a tv.source up to this many tensor "
            "elements (0: never)">,
+    Option<"lineageMaps", "lineage-maps", "bool", "true",
+           "Write a stage's lineages of a spec tensor as the module's "
+           "#tv.lineage_map attributes (and #tv.lineage ones) naming it when "
+           "the stage takes all of that tensor's statements (decision 127)">,
   ];
 }
 
