@@ -141,3 +141,93 @@ TEST(CheckLineages, DetectsMissingCoverage) {
   EXPECT_EQ(diag, "lineages of spec output 'y' do not cover it: slices cover 2 "
                   "of 4 elements");
 }
+
+TEST(LineageView, ReadsAsItsAttributeAndBuildsIt) {
+  MLIRContext ctx;
+  ctx.loadDialect<TVDialect>();
+  auto lin = dyn_cast_or_null<LineageAttr>(parseAttribute(
+      "#tv.lineage<\"y\"[0:4, 2:6] = [\"z\":0 + \"z\":1] | \"y\":[3, 5] "
+      "scaled 1/2>",
+      &ctx));
+  ASSERT_TRUE(lin);
+  LineageView v(lin);
+  EXPECT_EQ(v.getRank(), 2u);
+  EXPECT_EQ(v.getLower(), lin.getLower());
+  EXPECT_EQ(v.getUpper(), lin.getUpper());
+  EXPECT_EQ(v.getNumGroups(), lin.getNumGroups());
+  EXPECT_EQ(v.getScaleFraction(), lin.getScaleFraction());
+  std::vector<std::string> fromView, fromAttr;
+  v.walkRefs([&](size_t g, PlanRefView r) {
+    fromView.push_back(std::to_string(g) + r.name.str() + std::to_string(r.rank));
+  });
+  lin.walkRefs([&](size_t g, PlanRefView r) {
+    fromAttr.push_back(std::to_string(g) + r.name.str() + std::to_string(r.rank));
+  });
+  EXPECT_EQ(fromView, fromAttr);
+  EXPECT_EQ(v.toAttr(&ctx), lin);
+}
+
+// The statements of lineage maps as views (decision 128) are, made
+// attributes, the module's statements: boxes merged across maps, in module
+// order, plain statements in place.
+TEST(CollectLineageViews, AreTheStatementsOfCollectLineages) {
+  MLIRContext ctx;
+  ctx.loadDialect<TVDialect>();
+  const char *text = R"(
+    tv.mesh @mesh axes ["dp", "tp"] sizes [2, 2]
+    tv.spec @s {
+      %x = tv.input "x" : tensor<8x8xf32>
+      tv.output "y", %x : tensor<8x8xf32>
+    }
+    tv.plan @p mesh @mesh micro_batches 1 {
+      tv.rank_program [0, 1, 2, 3] {
+        %x = tv.input "x" : tensor<4x8xf32>
+        tv.output "y", %x : tensor<4x8xf32>
+      }
+    }
+    tv.lineage_map "x" blocks affine_map<(d0, d1) -> (d0, 0)> shape [4, 8] = "x" on @mesh where {tp = 0 : i64}
+    tv.lineage #tv.lineage<"y"[0:4, 0:8] = ["y":0] | ["y":1]>
+    tv.lineage_map "x" blocks affine_map<(d0, d1) -> (d0, 0)> shape [4, 8] scaled [1, 2] = "x" on @mesh where {tp = 1 : i64}
+    tv.lineage #tv.lineage<"y"[4:8, 0:8] = ["y":2] | ["y":3]>
+  )";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &ctx);
+  ASSERT_TRUE(module);
+  FailureOr<std::vector<LineageEntry>> attrs = collectLineages(*module);
+  LineageStore store;
+  FailureOr<std::vector<LineageStatement>> views =
+      collectLineageViews(*module, store);
+  ASSERT_TRUE(succeeded(attrs) && succeeded(views));
+  // x: two boxes, unscaled (tp = 0) and scaled (tp = 1) apart; y: two.
+  ASSERT_EQ(attrs->size(), 6u);
+  ASSERT_EQ(views->size(), attrs->size());
+  for (size_t i = 0; i < attrs->size(); ++i) {
+    EXPECT_EQ((*views)[i].view.toAttr(&ctx), (*attrs)[i].attr) << i;
+    EXPECT_EQ((*views)[i].op, (*attrs)[i].op) << i;
+  }
+  EXPECT_EQ((*views)[0].view.getReplicaRanks(), ArrayRef<int64_t>({0}));
+  EXPECT_EQ((*views)[3].view.getScaleFraction(),
+            (std::pair<int64_t, int64_t>(1, 2)));
+}
+
+TEST(AffineRangeOver, BoundsEveryValueAndRefusesOverflow) {
+  MLIRContext ctx;
+  AffineExpr d0 = getAffineDimExpr(0, &ctx), d1 = getAffineDimExpr(1, &ctx);
+  std::pair<int64_t, int64_t> ranges[] = {{0, 3}, {0, 7}};
+  auto r = affineRangeOver(d0 * 2 + d1 % 4, ranges);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, (std::pair<int64_t, int64_t>(0, 9)));
+  r = affineRangeOver(d1.floorDiv(2) - d0, ranges);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, (std::pair<int64_t, int64_t>(-3, 3)));
+  // Interval bounds hold every value the expression takes there.
+  for (int64_t a = 0; a <= 3; ++a)
+    for (int64_t b = 0; b <= 7; ++b) {
+      int64_t v = *evaluateAffineAt((d0 + 5) * 3 - d1.ceilDiv(3), {a, b});
+      auto rr = affineRangeOver((d0 + 5) * 3 - d1.ceilDiv(3), ranges);
+      ASSERT_TRUE(rr);
+      EXPECT_LE(rr->first, v);
+      EXPECT_GE(rr->second, v);
+    }
+  // 3 times 2^62 + 1 overflows: no bound.
+  EXPECT_FALSE(affineRangeOver(d0 * ((int64_t(1) << 62) + 1), ranges));
+}

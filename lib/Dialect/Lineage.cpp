@@ -226,7 +226,7 @@ struct MapSite {
   int64_t scaleNum = 1, scaleDen = 1;
   /// The lineages of the boxes this map names first (module order), in the
   /// order their first statements come.
-  std::vector<LineageAttr> fresh;
+  std::vector<LineageView> fresh;
 };
 } // namespace
 
@@ -235,7 +235,8 @@ struct MapSite {
 /// map that names it. Boxes of different spec tensors never merge, so each
 /// spec tensor's maps are expanded on their own: the working arrays are one
 /// tensor's, not the whole plan's (millions of statements on large plans).
-static void expandSpecMaps(MLIRContext *ctx, ArrayRef<MapSite *> sites) {
+static void expandSpecMaps(MLIRContext *ctx, ArrayRef<MapSite *> sites,
+                           LineageStore &store) {
   struct PendingBox {
     int64_t scaleNum, scaleDen; // the maps' factor (1/1: none)
     uint32_t bounds; // offset in `bounds`: lower then upper, `dims` each
@@ -335,31 +336,53 @@ static void expandSpecMaps(MLIRContext *ctx, ArrayRef<MapSite *> sites) {
   // one box naming different tensors), explicit groups of one reference.
   // Boxes are numbered in the order they come, so the lineages of each map
   // are appended in order.
+  // Statements are views into arrays the store keeps (sized up front: the
+  // views point into them), not uniqued attributes (decision 128).
+  std::vector<int64_t> ranks, scales;
+  ranks.reserve(refs.size());
+  if (llvm::any_of(sites, [](const MapSite *s) {
+        return s->scaleNum != 1 || s->scaleDen != 1;
+      }))
+    scales.reserve(2 * boxes.size());
   SmallVector<Attribute> groups;
-  SmallVector<int64_t> ranks;
+  ArrayAttr noGroups = ArrayAttr::get(ctx, {});
   for (size_t i = 0, e = refs.size(); i < e;) {
     const PendingBox &box = boxes[refs[i].box];
     groups.clear();
     uint32_t plan = 0;
+    size_t first = ranks.size();
     while (true) {
       plan = refs[i].plan;
-      ranks.clear();
+      first = ranks.size();
       for (; i < e && &boxes[refs[i].box] == &box && refs[i].plan == plan; ++i)
         ranks.push_back(refs[i].rank);
       if (i == e || &boxes[refs[i].box] != &box)
         break;
-      for (int64_t r : ranks)
+      for (int64_t r : ArrayRef(ranks).drop_front(first))
         groups.push_back(ArrayAttr::get(
             ctx, {PlanRefAttr::get(ctx, planNames[plan].getValue(), r)}));
+      ranks.resize(first);
     }
     ArrayRef<int64_t> b(bounds.data() + box.bounds, 2 * box.dims);
-    SmallVector<int64_t, 2> scale;
-    if (box.scaleNum != 1 || box.scaleDen != 1)
-      scale = {box.scaleNum, box.scaleDen};
-    sites[box.site]->fresh.push_back(LineageAttr::get(
-        ctx, spec, b.take_front(box.dims), b.drop_front(box.dims),
-        ArrayAttr::get(ctx, groups), planNames[plan], ranks, scale));
+    LineageView v;
+    if (box.scaleNum != 1 || box.scaleDen != 1) {
+      scales.push_back(box.scaleNum);
+      scales.push_back(box.scaleDen);
+      v.scaleData = scales.data() + scales.size() - 2;
+    }
+    v.spec = spec;
+    v.lowerData = b.data();
+    v.upperData = b.data() + box.dims;
+    v.rank = box.dims;
+    v.groups = groups.empty() ? noGroups : ArrayAttr::get(ctx, groups);
+    v.replicaName = planNames[plan];
+    v.ranksData = ranks.data() + first;
+    v.numRanks = ranks.size() - first;
+    sites[box.site]->fresh.push_back(v);
   }
+  store.arrays.push_back(std::move(bounds));
+  store.arrays.push_back(std::move(ranks));
+  store.arrays.push_back(std::move(scales));
 }
 
 /// Resolves a map against its mesh and checks that it evaluates; the
@@ -404,11 +427,41 @@ resolveSite(MapSite &site, MeshOp mesh, StringAttr spec, AffineMap blocks,
     if (!evalAffine(e, first))
       return emitError() << "blocks map cannot be evaluated at rank " << rank
                          << " (a division by a non-positive number)";
+  // Every index, and its box's bounds, fits in 64 bits on the whole slice
+  // (bounded by intervals): evaluation never overflows.
+  SmallVector<std::pair<int64_t, int64_t>> ranges;
+  for (auto [i, f] : llvm::enumerate(site.fixed))
+    ranges.push_back(f < 0 ? std::make_pair<int64_t, int64_t>(0, site.sizes[i] - 1)
+                           : std::make_pair(f, f));
+  for (auto [d, e] : llvm::enumerate(blocks.getResults())) {
+    auto r = affineRangeOver(e, ranges);
+    int64_t top, lo, hi;
+    if (!r || __builtin_add_overflow(r->second, 1, &top) ||
+        __builtin_mul_overflow(r->first, shape[d], &lo) ||
+        __builtin_mul_overflow(top, shape[d], &hi))
+      return emitError() << "blocks map's index " << d
+                         << " overflows 64 bits on the mesh";
+  }
   return success();
 }
 
 FailureOr<std::vector<LineageEntry>>
 mlir::tv::collectLineages(ModuleOp module) {
+  LineageStore store;
+  FailureOr<std::vector<LineageStatement>> views =
+      collectLineageViews(module, store);
+  if (failed(views))
+    return failure();
+  std::vector<LineageEntry> out;
+  out.reserve(views->size());
+  MLIRContext *ctx = module.getContext();
+  for (const LineageStatement &s : *views)
+    out.push_back({s.view.toAttr(ctx), s.op});
+  return out;
+}
+
+FailureOr<std::vector<LineageStatement>>
+mlir::tv::collectLineageViews(ModuleOp module, LineageStore &store) {
   MLIRContext *ctx = module.getContext();
   // The maps, resolved and checked first, in module order.
   std::vector<MapSite> sites;
@@ -435,10 +488,10 @@ mlir::tv::collectLineages(ModuleOp module) {
   for (MapSite &site : sites)
     bySpec[site.spec].push_back(&site);
   for (auto &[spec, specSites] : bySpec)
-    expandSpecMaps(ctx, specSites);
+    expandSpecMaps(ctx, specSites, store);
   // Every statement in module order: a map's boxes where it names them
   // first.
-  std::vector<LineageEntry> out;
+  std::vector<LineageStatement> out;
   size_t total = 0;
   for (MapSite &site : sites)
     total += site.fresh.size();
@@ -446,10 +499,10 @@ mlir::tv::collectLineages(ModuleOp module) {
   auto nextSite = sites.begin();
   for (Operation &op : *module.getBody()) {
     if (auto lin = dyn_cast<LineageOp>(op)) {
-      out.push_back({lin.getLineage(), &op});
+      out.push_back({LineageView(lin.getLineage()), &op});
     } else if (isa<LineageMapOp>(op)) {
-      for (LineageAttr attr : nextSite->fresh)
-        out.push_back({attr, &op});
+      for (const LineageView &v : nextSite->fresh)
+        out.push_back({v, &op});
       nextSite->fresh = {};
       ++nextSite;
     }
@@ -496,15 +549,17 @@ mlir::tv::expandLineageList(ArrayAttr list,
   llvm::MapVector<StringAttr, SmallVector<MapSite *>> bySpec;
   for (MapSite &site : sites)
     bySpec[site.spec].push_back(&site);
+  LineageStore store;
   for (auto &[spec, specSites] : bySpec)
-    expandSpecMaps(list.getContext(), specSites);
+    expandSpecMaps(list.getContext(), specSites, store);
   auto nextSite = sites.begin();
   for (Attribute a : list) {
     if (auto l = dyn_cast<LineageAttr>(a)) {
       out.push_back(l);
       continue;
     }
-    out.append(nextSite->fresh.begin(), nextSite->fresh.end());
+    for (const LineageView &v : nextSite->fresh)
+      out.push_back(v.toAttr(list.getContext()));
     ++nextSite;
   }
   return out;
@@ -525,6 +580,61 @@ mlir::tv::verifyLineageMapOnMesh(LineageMapAttr map, MeshOp mesh,
                          << "' on " << map.getMesh() << ": ";
                        return d;
                      });
+}
+
+std::optional<std::pair<int64_t, int64_t>>
+mlir::tv::affineRangeOver(AffineExpr e,
+                          ArrayRef<std::pair<int64_t, int64_t>> ranges) {
+  using Range = std::pair<int64_t, int64_t>;
+  if (auto c = dyn_cast<AffineConstantExpr>(e))
+    return Range{c.getValue(), c.getValue()};
+  if (auto d = dyn_cast<AffineDimExpr>(e))
+    return d.getPosition() < ranges.size()
+               ? std::optional<Range>(ranges[d.getPosition()])
+               : std::nullopt;
+  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!bin)
+    return std::nullopt;
+  auto l = affineRangeOver(bin.getLHS(), ranges);
+  auto r = affineRangeOver(bin.getRHS(), ranges);
+  if (!l || !r)
+    return std::nullopt;
+  auto [a, b] = *l;
+  auto [c, d] = *r;
+  // Every bound computed without overflow: nullopt otherwise.
+  switch (e.getKind()) {
+  case AffineExprKind::Add: {
+    int64_t lo, hi;
+    if (__builtin_add_overflow(a, c, &lo) || __builtin_add_overflow(b, d, &hi))
+      return std::nullopt;
+    return Range{lo, hi};
+  }
+  case AffineExprKind::Mul: {
+    int64_t p[4];
+    if (__builtin_mul_overflow(a, c, &p[0]) ||
+        __builtin_mul_overflow(a, d, &p[1]) ||
+        __builtin_mul_overflow(b, c, &p[2]) ||
+        __builtin_mul_overflow(b, d, &p[3]))
+      return std::nullopt;
+    return Range{*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
+  }
+  case AffineExprKind::Mod:
+    if (c != d || c <= 0)
+      return std::nullopt;
+    if (a >= 0 && b < c)
+      return Range{a, b};
+    return Range{0, c - 1};
+  case AffineExprKind::FloorDiv:
+    if (c != d || c <= 0)
+      return std::nullopt;
+    return Range{llvm::divideFloorSigned(a, c), llvm::divideFloorSigned(b, c)};
+  case AffineExprKind::CeilDiv:
+    if (c != d || c <= 0)
+      return std::nullopt;
+    return Range{llvm::divideCeilSigned(a, c), llvm::divideCeilSigned(b, c)};
+  default:
+    return std::nullopt;
+  }
 }
 
 LogicalResult mlir::tv::forEachRankWhere(
@@ -610,7 +720,16 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module) {
 }
 
 LogicalResult mlir::tv::checkLineages(ModuleOp module,
-                                      ArrayRef<LineageEntry> lineages) {
+                                      ArrayRef<LineageEntry> entries) {
+  std::vector<LineageStatement> statements;
+  statements.reserve(entries.size());
+  for (const LineageEntry &e : entries)
+    statements.push_back({LineageView(e.attr), e.op});
+  return checkLineages(module, statements);
+}
+
+LogicalResult mlir::tv::checkLineages(ModuleOp module,
+                                      ArrayRef<LineageStatement> lineages) {
   auto [mesh, spec, plan] = getProgramParts(module);
   if (!spec || !plan)
     return module.emitError() << "module needs a tv.spec and a tv.plan";
@@ -620,8 +739,11 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
   if (plan.hasPhases()) {
     OwningOpRef<ModuleOp> copy = module.clone();
     copy->walk([](PlanOp p) { p.joinPhases(); });
-    FailureOr<std::vector<LineageEntry>> all = collectLineages(*copy);
-    return failed(all) ? failure() : checkLineages(*copy, *all);
+    LineageStore store;
+    FailureOr<std::vector<LineageStatement>> all =
+        collectLineageViews(*copy, store);
+    return failed(all) ? failure()
+                       : checkLineages(*copy, ArrayRef<LineageStatement>(*all));
   }
   // Ranks outside the mesh are refused before any lookup keyed by rank
   // (a rank of 2^63 - 1 is the empty key of LLVM's DenseMap).
@@ -651,14 +773,14 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
   // on large plans).
   llvm::StringMap<std::vector<uint32_t>> slices;
   auto boxOf = [&](uint32_t i) {
-    LineageAttr a = lineages[i].attr;
+    const LineageView &a = lineages[i].view;
     return Box{SmallVector<int64_t>(a.getLower()),
                SmallVector<int64_t>(a.getUpper())};
   };
   // Initial lineages (of spec inputs) are never proven, only assumed: they
   // must name plan inputs, and a plan tensor may stand for one slice only.
   // (Names live in the context, as long as the lineages.)
-  DenseMap<std::pair<int64_t, StringRef>, LineageAttr> initialRefs;
+  DenseMap<std::pair<int64_t, StringRef>, const LineageView *> initialRefs;
   // A lineage map stands for many statements: report each of its faults once.
   llvm::SmallPtrSet<Operation *, 8> reported;
   auto report = [&](Operation *op) {
@@ -668,7 +790,7 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
   StringRef lastName;
   const NameInfo *lastInfo = nullptr;
   for (auto [index, entry] : llvm::enumerate(lineages)) {
-    LineageAttr attr = entry.attr;
+    const LineageView &attr = entry.view;
     Operation *lin = entry.op;
     auto it = specNames.find(attr.getSpec().getValue());
     if (it == specNames.end()) {
@@ -741,8 +863,8 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
         }
         if (it->second.isInput) {
           auto [prev, inserted] =
-              initialRefs.try_emplace({ref.rank, ref.name}, attr);
-          LineageAttr other = prev->second;
+              initialRefs.try_emplace({ref.rank, ref.name}, &attr);
+          const LineageView &other = *prev->second;
           if (!inserted && (other.getSpec() != attr.getSpec() ||
                             other.getLower() != attr.getLower() ||
                             other.getUpper() != attr.getUpper())) {

@@ -498,7 +498,8 @@ LogicalResult LineageMapOp::verify() {
       return failure();
   for (NamedAttribute w : getWhere()) {
     auto v = dyn_cast<IntegerAttr>(w.getValue());
-    if (!v || v.getInt() < 0)
+    // (A coordinate wider than 64 bits would be read truncated.)
+    if (!v || v.getValue().getSignificantBits() > 64 || v.getInt() < 0)
       return emitOpError() << "where: coordinate of axis '" << w.getName().getValue()
                            << "' must be a non-negative integer";
   }

@@ -263,28 +263,44 @@ LineageAttr LineageAttr::withBox(ArrayRef<int64_t> lower,
 
 void LineageAttr::walkGroups(
     function_ref<void(size_t, ArrayRef<PlanRefView>)> fn) const {
+  LineageView(*this).walkGroups(fn);
+}
+
+void LineageAttr::walkRefs(function_ref<void(size_t, PlanRefView)> fn) const {
+  LineageView(*this).walkRefs(fn);
+}
+
+void LineageView::walkGroups(
+    function_ref<void(size_t, ArrayRef<PlanRefView>)> fn) const {
   size_t index = 0;
   SmallVector<PlanRefView, 4> refs;
-  for (Attribute group : getGroups()) {
-    refs.clear();
-    for (Attribute a : cast<ArrayAttr>(group)) {
-      auto ref = cast<PlanRefAttr>(a);
-      refs.push_back({ref.getName(), ref.getRank()});
+  if (groups)
+    for (Attribute group : groups) {
+      refs.clear();
+      for (Attribute a : cast<ArrayAttr>(group)) {
+        auto ref = cast<PlanRefAttr>(a);
+        refs.push_back({ref.getName(), ref.getRank()});
+      }
+      fn(index++, refs);
     }
-    fn(index++, refs);
-  }
-  if (StringAttr name = getReplicaName())
+  if (replicaName)
     for (int64_t rank : getReplicaRanks()) {
-      PlanRefView one{name.getValue(), rank};
+      PlanRefView one{replicaName.getValue(), rank};
       fn(index++, one);
     }
 }
 
-void LineageAttr::walkRefs(function_ref<void(size_t, PlanRefView)> fn) const {
+void LineageView::walkRefs(function_ref<void(size_t, PlanRefView)> fn) const {
   walkGroups([&](size_t g, ArrayRef<PlanRefView> refs) {
     for (const PlanRefView &r : refs)
       fn(g, r);
   });
+}
+
+LineageAttr LineageView::toAttr(MLIRContext *ctx) const {
+  return LineageAttr::get(ctx, spec, getLower(), getUpper(),
+                          groups ? groups : ArrayAttr::get(ctx, {}),
+                          replicaName, getReplicaRanks(), getScale());
 }
 
 /// The reduction kind of `tv.all_reduce` as a bare keyword (`sum`).
@@ -363,7 +379,8 @@ LineageMapAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return failure();
   for (NamedAttribute w : where) {
     auto v = dyn_cast<IntegerAttr>(w.getValue());
-    if (!v || v.getInt() < 0)
+    // (A coordinate wider than 64 bits would be read truncated.)
+    if (!v || v.getValue().getSignificantBits() > 64 || v.getInt() < 0)
       return emitError() << "lineage map's where: coordinate of axis '"
                          << w.getName().getValue()
                          << "' must be a non-negative integer";

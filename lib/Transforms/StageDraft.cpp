@@ -18,7 +18,7 @@ bool Partitioner::fullyCovered(StringRef name,
   // the grid their bounds cut the tensor into: each box marks its cells.
   unsigned rank = shape.size();
   std::vector<std::pair<ArrayRef<int64_t>, ArrayRef<int64_t>>> boxes;
-  for (LineageAttr l : lineagesOf(name)) {
+  for (const LineageView &l : lineagesOf(name)) {
     if (l.getRank() != rank)
       return true; // checkLineages reports it
     ArrayRef<int64_t> lo = l.getLower(), hi = l.getUpper();
@@ -116,20 +116,30 @@ LogicalResult Partitioner::collect() {
              << "module is already partitioned into stages";
     return module.emitError() << "module needs a tv.spec and a tv.plan";
   }
-  FailureOr<std::vector<LineageEntry>> all = collectLineages(module);
-  if (failed(all) || failed(checkLineages(module, *all)))
+  FailureOr<std::vector<LineageStatement>> all =
+      collectLineageViews(module, lineageStore);
+  if (failed(all) ||
+      failed(checkLineages(module, ArrayRef<LineageStatement>(*all))))
     return failure();
   specNames.build(spec.getBody().front());
-  for (const LineageEntry &entry : *all) {
-    LineageAttr attr = entry.attr;
-    StringRef name = attr.getSpec().getValue();
-    if (!lineages.count(name)) {
-      lineagePos[name] = lineageOrder.size();
-      lineageOrder.push_back(name.str());
+  // Each tensor's statements in order, in a list of its exact size.
+  {
+    llvm::StringMap<size_t> counts;
+    for (const LineageStatement &entry : *all) {
+      StringRef name = entry.view.getSpec().getValue();
+      if (++counts[name] == 1) {
+        lineagePos[name] = lineageOrder.size();
+        lineageOrder.push_back(name.str());
+      }
     }
-    lineages[name].push_back(attr);
+    for (auto &[name, count] : counts)
+      lineages[name].reserve(count);
   }
-  allLineages = std::move(*all); // for keepSource
+  for (const LineageStatement &entry : *all)
+    lineages[entry.view.getSpec().getValue()].push_back(entry.view);
+  // (keepSource collects again, as attributes, for a program it keeps.)
+  all->clear();
+  all->shrink_to_fit();
   if (writeMaps) {
     MLIRContext *ctx = module.getContext();
     for (Operation &op : *module.getBody()) {
@@ -188,7 +198,7 @@ LogicalResult Partitioner::collect() {
   Value lastValue;
   uint32_t lastCut = 0;
   for (const std::string &name : lineageOrder)
-    for (LineageAttr attr : lineages[name])
+    for (const LineageView &attr : lineages[name])
       attr.walkRefs([&](size_t, PlanRefView ref) {
         Operation *prog = schedule->programOf.lookup(ref.rank);
         const void *specKey = attr.getSpec().getAsOpaquePointer();
@@ -405,7 +415,7 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
     Operation *lastProg = nullptr;
     const char *lastName = nullptr;
     Value lastValue;
-    for (LineageAttr attr : lineagesOf(target))
+    for (const LineageView &attr : lineagesOf(target))
       attr.walkRefs([&](size_t, PlanRefView ref) {
         Operation *prog = schedule->programOf.lookup(ref.rank);
         if (prog != lastProg || ref.name.data() != lastName) {
@@ -545,7 +555,7 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
           continue;
         any = true;
         diag << " '" << n << "' (plan";
-        for (LineageAttr a : lineagesOf(n))
+        for (const LineageView &a : lineagesOf(n))
           a.walkRefs([&](size_t, PlanRefView ref) {
             diag << " '" << ref.name << "'@" << ref.rank;
           });

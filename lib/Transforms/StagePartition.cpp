@@ -74,10 +74,10 @@ void Partitioner::prepare(StageDraft &d) {
     auto it = lineages.find(name);
     if (it == lineages.end())
       continue;
-    size_t before = d.assumes.size();
-    for (LineageAttr attr : it->second) {
+    SmallVector<const LineageView *> taken;
+    for (const LineageView &attr : it->second) {
       // A replicas list of a tensor the stage does not read: skipped whole.
-      if (attr.getGroups().empty() && attr.getReplicaName() &&
+      if (!attr.getNumExplicitGroups() && attr.getReplicaName() &&
           !readNames.contains(attr.getReplicaName().getValue()))
         continue;
       bool used = false;
@@ -85,16 +85,19 @@ void Partitioner::prepare(StageDraft &d) {
         used = used || readRefs.contains({ref.rank, ref.name});
       });
       if (used)
-        d.assumes.push_back(attr);
+        taken.push_back(&attr);
     }
-    // Every statement of the tensor taken: its maps say the same.
-    if (writeMaps && d.assumes.size() - before == it->second.size()) {
-      auto sources = sourcesOf.find(name);
-      if (sources != sourcesOf.end()) {
-        d.assumes.resize(before);
-        d.assumes.append(sources->second.begin(), sources->second.end());
-      }
+    // Every statement of the tensor taken: its maps say the same, and no
+    // attribute is built for a statement (decision 128).
+    auto sources = writeMaps && taken.size() == it->second.size()
+                       ? sourcesOf.find(name)
+                       : sourcesOf.end();
+    if (sources != sourcesOf.end()) {
+      d.assumes.append(sources->second.begin(), sources->second.end());
+      continue;
     }
+    for (const LineageView *attr : taken)
+      d.assumes.push_back(attr->toAttr(module.getContext()));
   }
   d.specOrder = inBlockOrder(d.specOps.getArrayRef(), spec.getBody().front());
 
@@ -261,8 +264,8 @@ StageOp Partitioner::emit(StageDraft &d, unsigned index) {
   if (sources != sourcesOf.end())
     guarantees.append(sources->second.begin(), sources->second.end());
   else
-    for (LineageAttr attr : lineagesOf(d.target))
-      guarantees.push_back(attr);
+    for (const LineageView &attr : lineagesOf(d.target))
+      guarantees.push_back(attr.toAttr(ctx));
 
   std::string stageName = "stage" + std::to_string(index) + "_" +
                           sanitize(d.target);
@@ -528,7 +531,14 @@ void Partitioner::keepSource() {
   // The stage's plan names its mesh; the nearest symbol table is the
   // source's.
   b.clone(*plan.getMeshOp());
-  buildWholeProgramStage(b, spec, plan, allLineages, module.getLoc());
+  // The whole program's lists are attributes (the program is small; the
+  // lineage ops are still there, collect() read them).
+  FailureOr<std::vector<LineageEntry>> entries = collectLineages(module);
+  if (failed(entries)) {
+    source.erase();
+    return;
+  }
+  buildWholeProgramStage(b, spec, plan, *entries, module.getLoc());
 }
 
 namespace {

@@ -130,7 +130,9 @@ private:
   /// attributes, in module order (a map as its #tv.lineage_map). They expand
   /// (expandLineageList) to exactly the tensor's `lineages`.
   llvm::StringMap<SmallVector<Attribute, 2>> sourcesOf;
-  std::vector<LineageEntry> allLineages;
+  /// The arrays the statements in `lineages` point into (views, no
+  /// attribute per statement, decision 128).
+  LineageStore lineageStore;
   LogicalResult collect();
   /// Drafts and prepares the stage of `target`: reads the module only, so
   /// stages are drafted in parallel.
@@ -138,9 +140,10 @@ private:
   void prepare(StageDraft &d);
   /// Writes the stage (sequential: it adds ops to the module).
   StageOp emit(StageDraft &d, unsigned index);
-  ArrayRef<LineageAttr> lineagesOf(StringRef name) const {
+  ArrayRef<LineageView> lineagesOf(StringRef name) const {
     auto it = lineages.find(name);
-    return it == lineages.end() ? ArrayRef<LineageAttr>() : it->second;
+    return it == lineages.end() ? ArrayRef<LineageView>()
+                                : ArrayRef<LineageView>(it->second);
   }
   std::string specNameWithLineage(Value v) const;
   /// Whether the lineages of spec tensor `name` (of `shape`) cover all of
@@ -164,7 +167,7 @@ private:
   std::optional<PlanSchedule> schedule;
   NameTable specNames;
   DenseMap<Operation *, NameTable> progNames; // per rank program
-  llvm::StringMap<SmallVector<LineageAttr>> lineages;
+  llvm::StringMap<std::vector<LineageView>> lineages;
   std::vector<std::string> lineageOrder;
   llvm::StringMap<size_t> lineagePos; // position in lineageOrder
   /// Plan values that carry a lineage, per value (a value lives in one

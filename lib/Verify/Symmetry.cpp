@@ -60,56 +60,6 @@ bool Folder::checkRanks(std::string &why) {
   return true;
 }
 
-/// The range [lo, hi] of an affine expression over dimensions in `ranges`
-/// (interval arithmetic: an over-approximation; nullopt when unbounded or
-/// not evaluable).
-static std::optional<std::pair<int64_t, int64_t>>
-affineRange(AffineExpr e, ArrayRef<std::pair<int64_t, int64_t>> ranges) {
-  using Range = std::pair<int64_t, int64_t>;
-  if (auto c = dyn_cast<AffineConstantExpr>(e))
-    return Range{c.getValue(), c.getValue()};
-  if (auto d = dyn_cast<AffineDimExpr>(e))
-    return ranges[d.getPosition()];
-  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
-  if (!bin)
-    return std::nullopt;
-  auto l = affineRange(bin.getLHS(), ranges);
-  auto r = affineRange(bin.getRHS(), ranges);
-  if (!l || !r)
-    return std::nullopt;
-  auto [a, b] = *l;
-  auto [c, d] = *r;
-  // Values stay far below 2^62 (mesh coordinates times block indices);
-  // anything larger is refused rather than risk an overflow.
-  constexpr int64_t big = int64_t(1) << 40;
-  if (std::max({std::abs(a), std::abs(b), std::abs(c), std::abs(d)}) > big)
-    return std::nullopt;
-  switch (e.getKind()) {
-  case AffineExprKind::Add:
-    return Range{a + c, b + d};
-  case AffineExprKind::Mul: {
-    int64_t p[] = {a * c, a * d, b * c, b * d};
-    return Range{*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
-  }
-  case AffineExprKind::Mod:
-    if (c != d || c <= 0)
-      return std::nullopt;
-    if (a >= 0 && b < c)
-      return Range{a, b};
-    return Range{0, c - 1};
-  case AffineExprKind::FloorDiv:
-    if (c != d || c <= 0)
-      return std::nullopt;
-    return Range{llvm::divideFloorSigned(a, c), llvm::divideFloorSigned(b, c)};
-  case AffineExprKind::CeilDiv:
-    if (c != d || c <= 0)
-      return std::nullopt;
-    return Range{llvm::divideCeilSigned(a, c), llvm::divideCeilSigned(b, c)};
-  default:
-    return std::nullopt;
-  }
-}
-
 std::optional<std::pair<int, int64_t>>
 Folder::mapAlongAxis(AffineMap blocks, DictionaryAttr where) {
   // Each mesh dimension's range on the map's slice.
@@ -150,7 +100,7 @@ Folder::mapAlongAxis(AffineMap blocks, DictionaryAttr where) {
       symbolic = false;
       break;
     }
-    auto gr = affineRange(g, at0);
+    auto gr = affineRangeOver(g, at0);
     if (j >= 0 || kd <= 0 || !gr || gr->first < 0 || gr->second >= kd) {
       symbolic = false;
       break;
@@ -432,10 +382,37 @@ bool Folder::checkLineages(std::string &why) {
       return asksStatements("its block indices do not translate along '" +
                             axisName + "'");
     auto [j, k] = *jk;
-    if (j >= 0 && t.ext[j] != n * k * shape[j])
+    int64_t blockLen = 0, extent = 0;
+    if (j >= 0 && (__builtin_mul_overflow(k, shape[j], &blockLen) ||
+                   __builtin_mul_overflow(blockLen, n, &extent) ||
+                   t.ext[j] != extent))
       return asksStatements("its blocks along dimension " +
                             std::to_string(j) + " are not in " +
                             std::to_string(n) + " equal parts");
+    // Coordinate 0's boxes lie inside the tensor (its statements then lie
+    // inside block 0 along j and inside the tensor elsewhere, so no
+    // statement folded away could have been refused for its bounds).
+    {
+      SmallVector<std::pair<int64_t, int64_t>> at0;
+      for (int64_t s : mesh.getSizes())
+        at0.push_back({0, s - 1});
+      for (NamedAttribute w : m.getWhere()) {
+        int64_t idx = mesh.getAxisIndex(w.getName().getValue());
+        int64_t c = cast<IntegerAttr>(w.getValue()).getInt();
+        at0[idx] = {c, c};
+      }
+      at0[axisIdx] = {0, 0};
+      for (auto [d, e] : llvm::enumerate(blocks.getResults())) {
+        auto r = affineRangeOver(e, at0);
+        int64_t top, lo, hi;
+        if (!r || __builtin_add_overflow(r->second, 1, &top) ||
+            __builtin_mul_overflow(r->first, shape[d], &lo) ||
+            __builtin_mul_overflow(top, shape[d], &hi) || lo < 0 ||
+            hi > ((int)d == j ? blockLen : t.ext[d]))
+          return asksStatements("its boxes at coordinate 0 may lie outside "
+                                "the tensor");
+      }
+    }
     std::pair<int, int64_t> dim{j, j >= 0 ? k * shape[j] : 0};
     auto [it, fresh] = mapDimOf.try_emplace(ti, dim);
     if (!fresh && it->second != dim)

@@ -117,3 +117,32 @@ tv.stage @st assumes [] guarantees [#tv.lineage_map<"y" blocks affine_map<(d0, d
     }
   }
 }
+
+// -----
+
+// An index that overflows 64 bits on the mesh (at dp = 1, here) is refused
+// before any statement is formed or folded: folding on the map would wrap
+// it into range.
+tv.mesh @mesh axes ["dp"] sizes [2]
+// expected-error @+1 {{'tv.stage' op lineage map of 'x' on @mesh: blocks map's index 0 overflows 64 bits on the mesh}}
+tv.stage @s assumes [#tv.lineage_map<"x" blocks affine_map<(d0) -> (d0 * 2305843009213693953, 0)> shape [4, 2] = "x" on @mesh where {}>] guarantees [#tv.lineage<"y"[0:8, 0:2] = ["y":0]>] {
+  tv.spec @spec {
+  }
+  tv.plan @plan mesh @mesh micro_batches 1 {
+    tv.rank_program [0, 1] {
+    }
+  }
+}
+
+// -----
+
+tv.mesh @m axes ["dp", "tp"] sizes [2, 2]
+// expected-error @+1 {{lineage map's where: coordinate of axis 'dp' must be a non-negative integer}}
+tv.stage @st assumes [] guarantees [#tv.lineage_map<"y" blocks affine_map<(d0, d1) -> (d0)> shape [4] = "y" on @m where {dp = 18446744073709551616 : i128}>] {
+  tv.spec @s {
+  }
+  tv.plan @p mesh @m micro_batches 1 {
+    tv.rank_program [0, 1, 2, 3] {
+    }
+  }
+}

@@ -80,6 +80,14 @@ verifyLineageMapOnMesh(LineageMapAttr map, MeshOp mesh,
 std::optional<int64_t> evaluateAffineAt(AffineExpr e,
                                         llvm::ArrayRef<int64_t> dims);
 
+/// The range [lo, hi] of an affine expression without symbols over
+/// dimensions in `ranges` (inclusive), by interval arithmetic: it holds
+/// every value the expression takes there. Nullopt when a bound overflows
+/// 64 bits or an operation has no interval rule.
+std::optional<std::pair<int64_t, int64_t>>
+affineRangeOver(AffineExpr e,
+                llvm::ArrayRef<std::pair<int64_t, int64_t>> ranges);
+
 /// Calls `fn(rank, coordinates)` for every rank of `mesh` whose coordinates
 /// match `where` (axes it does not name free), in rank order. Fails when
 /// `where` names an axis the mesh lacks or a coordinate outside it.
@@ -95,6 +103,22 @@ LogicalResult expandLineageMaps(StageOp stage);
 /// The same for every stage under `root`.
 LogicalResult expandLineageMaps(Operation *root);
 
+/// Keeps alive the arrays the statements of collectLineageViews point into.
+struct LineageStore {
+  std::vector<std::vector<int64_t>> arrays;
+};
+
+/// A lineage statement as a view, and the op that states it.
+struct LineageStatement {
+  LineageView view;
+  Operation *op;
+};
+
+/// collectLineages without an attribute per statement: the statements of
+/// `tv.lineage_map` ops point into arrays `store` keeps (decision 128).
+FailureOr<std::vector<LineageStatement>>
+collectLineageViews(ModuleOp module, LineageStore &store);
+
 /// Checks every `tv.lineage` of a module against its `tv.spec` and `tv.plan`:
 /// the spec tensor exists and holds the slice, every referenced plan tensor
 /// exists on its rank with the slice's shape, slices of one tensor do not
@@ -104,6 +128,9 @@ LogicalResult checkLineages(ModuleOp module);
 /// The same, on lineages already collected by collectLineages.
 LogicalResult checkLineages(ModuleOp module,
                             llvm::ArrayRef<LineageEntry> lineages);
+/// The same, on statements collected by collectLineageViews.
+LogicalResult checkLineages(ModuleOp module,
+                            llvm::ArrayRef<LineageStatement> lineages);
 
 } // namespace mlir::tv
 

@@ -94,4 +94,58 @@ struct PlanRefView {
 #define GET_ATTRDEF_CLASSES
 #include "TrainVerify/Dialect/TVAttrs.h.inc"
 
+namespace mlir::tv {
+/// What a `#tv.lineage` holds, without the attribute: its fields point into
+/// an attribute's storage (LineageView(attr)) or into arrays its maker
+/// keeps alive (the statements `collectLineageViews` expands from lineage
+/// maps, millions on large plans, never uniqued; decision 128). Reads as
+/// the attribute does; `toAttr` builds the attribute.
+struct LineageView {
+  StringAttr spec;
+  ArrayAttr groups; // explicit groups (null: none)
+  StringAttr replicaName;
+  // Pointers and sizes rather than ArrayRefs: 64 bytes a statement.
+  const int64_t *lowerData = nullptr, *upperData = nullptr;
+  const int64_t *ranksData = nullptr;
+  const int64_t *scaleData = nullptr; // null or {p, q}
+  uint32_t rank = 0, numRanks = 0;
+
+  LineageView() = default;
+  LineageView(LineageAttr a)
+      : spec(a.getSpec()), groups(a.getGroups()),
+        replicaName(a.getReplicaName()), lowerData(a.getLower().data()),
+        upperData(a.getUpper().data()),
+        ranksData(a.getReplicaRanks().data()),
+        scaleData(a.getScale().size() == 2 ? a.getScale().data() : nullptr),
+        rank(a.getLower().size()), numRanks(a.getReplicaRanks().size()) {}
+
+  StringAttr getSpec() const { return spec; }
+  llvm::ArrayRef<int64_t> getLower() const { return {lowerData, rank}; }
+  llvm::ArrayRef<int64_t> getUpper() const { return {upperData, rank}; }
+  unsigned getRank() const { return rank; }
+  StringAttr getReplicaName() const { return replicaName; }
+  llvm::ArrayRef<int64_t> getReplicaRanks() const {
+    return {ranksData, numRanks};
+  }
+  llvm::ArrayRef<int64_t> getScale() const {
+    return scaleData ? llvm::ArrayRef<int64_t>(scaleData, 2)
+                     : llvm::ArrayRef<int64_t>();
+  }
+  size_t getNumExplicitGroups() const { return groups ? groups.size() : 0; }
+  size_t getNumGroups() const { return getNumExplicitGroups() + numRanks; }
+  std::pair<int64_t, int64_t> getScaleFraction() const {
+    if (!scaleData)
+      return {1, 1};
+    return {scaleData[0], scaleData[1]};
+  }
+  /// Calls `fn(group index, references)` for every group, in order.
+  void walkGroups(
+      llvm::function_ref<void(size_t, llvm::ArrayRef<PlanRefView>)> fn) const;
+  /// Calls `fn(group index, reference)` for every plan reference.
+  void walkRefs(llvm::function_ref<void(size_t, PlanRefView)> fn) const;
+  /// The attribute (uniqued in `ctx`).
+  LineageAttr toAttr(MLIRContext *ctx) const;
+};
+} // namespace mlir::tv
+
 #endif // TRAINVERIFY_DIALECT_TVDIALECT_H
