@@ -60,12 +60,26 @@ static std::string sanitize(StringRef name) {
 void Partitioner::prepare(StageDraft &d) {
   // Assumptions: lineages of assumed tensors with a plan tensor in the stage
   // (or every statement when the plan side does not read the tensor).
-  llvm::DenseSet<std::pair<int64_t, StringRef>> readRefs;
-  llvm::DenseSet<StringRef> readNames;
+  // Read references by (rank, name id): names are compared as strings
+  // once per distinct storage (a statement's names point into the
+  // context), then as integers (every reference of every assumed
+  // statement is probed).
+  llvm::StringMap<uint32_t> readNames;
+  llvm::DenseSet<std::pair<int64_t, uint32_t>> readRefs;
   for (const StageDraft::PlanInput &in : d.planInputs) {
-    readRefs.insert({in.rank, in.cut.name});
-    readNames.insert(in.cut.name);
+    uint32_t id = readNames.try_emplace(in.cut.name, readNames.size())
+                      .first->second;
+    readRefs.insert({in.rank, id});
   }
+  DenseMap<std::pair<const char *, size_t>, int64_t> idOfStorage;
+  auto nameId = [&](StringRef n) {
+    auto [slot, fresh] = idOfStorage.try_emplace({n.data(), n.size()}, -1);
+    if (fresh) {
+      auto found = readNames.find(n);
+      slot->second = found == readNames.end() ? -1 : found->second;
+    }
+    return slot->second;
+  };
   SmallVector<StringRef> assumed(d.assumedSpecs.begin(), d.assumedSpecs.end());
   llvm::sort(assumed, [&](StringRef a, StringRef b) {
     return lineagePos.lookup(a) < lineagePos.lookup(b);
@@ -78,11 +92,14 @@ void Partitioner::prepare(StageDraft &d) {
     for (const LineageView &attr : it->second) {
       // A replicas list of a tensor the stage does not read: skipped whole.
       if (!attr.getNumExplicitGroups() && attr.getReplicaName() &&
-          !readNames.contains(attr.getReplicaName().getValue()))
+          nameId(attr.getReplicaName().getValue()) < 0)
         continue;
       bool used = false;
       attr.walkRefs([&](size_t, PlanRefView ref) {
-        used = used || readRefs.contains({ref.rank, ref.name});
+        if (used)
+          return;
+        int64_t id = nameId(ref.name);
+        used = id >= 0 && readRefs.contains({ref.rank, (uint32_t)id});
       });
       if (used)
         taken.push_back(&attr);

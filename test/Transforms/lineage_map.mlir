@@ -10,6 +10,11 @@
 // (decision 127): the module's, in module order, plain statements as they
 // are.
 // RUN: tv-opt %s --tv-stage-partition | FileCheck %s --check-prefix=MAPS
+// Every reader expands the maps first: the SMT-LIB export of stages that
+// hold maps is the export of their statements.
+// RUN: tv-opt %s --tv-stage-partition | tv-translate --export-smtlib > %t.maps.smt2
+// RUN: tv-opt %s --tv-stage-partition=lineage-maps=false | tv-translate --export-smtlib > %t.plain.smt2
+// RUN: diff %t.maps.smt2 %t.plain.smt2
 // Folding decides on a map when the map leaves the axis free and its block
 // indices move by whole blocks with the coordinate: the folded stage holds
 // the map on coordinate 0 (`where` gains the axis). x's maps each hold one
