@@ -167,13 +167,6 @@ ProgramParts mlir::tv::getProgramParts(ModuleOp module) {
   return parts;
 }
 
-static std::optional<int64_t> evalAffine(AffineExpr e, ArrayRef<int64_t> dims);
-
-std::optional<int64_t> mlir::tv::evaluateAffineAt(AffineExpr e,
-                                                  ArrayRef<int64_t> dims) {
-  return evalAffine(e, dims);
-}
-
 /// The value of an affine expression (no symbols) at integer dimensions;
 /// nullopt on a division by zero or a non-positive divisor.
 static std::optional<int64_t> evalAffine(AffineExpr e, ArrayRef<int64_t> dims) {
@@ -211,6 +204,39 @@ static std::optional<int64_t> evalAffine(AffineExpr e, ArrayRef<int64_t> dims) {
     return llvm::divideCeilSigned(*l, *r);
   default:
     return std::nullopt;
+  }
+}
+
+std::optional<int64_t> mlir::tv::evaluateAffineAt(AffineExpr e,
+                                                  ArrayRef<int64_t> dims) {
+  return evalAffine(e, dims);
+}
+
+/// Calls `fn(rank, coordinates)` for every rank of a mesh of `sizes` whose
+/// coordinates are `fixed` where that is not -1, in rank order (the last
+/// free axis fastest).
+static void walkSlice(ArrayRef<int64_t> sizes, ArrayRef<int64_t> fixed,
+                      function_ref<void(int64_t, ArrayRef<int64_t>)> fn) {
+  if (llvm::any_of(sizes, [](int64_t s) { return s < 1; }))
+    return; // no rank
+  SmallVector<int64_t> coords(sizes.size());
+  for (auto [i, f] : llvm::enumerate(fixed))
+    coords[i] = f < 0 ? 0 : f;
+  while (true) {
+    int64_t rank = 0;
+    for (auto [c, s] : llvm::zip(coords, sizes))
+      rank = rank * s + c;
+    fn(rank, coords);
+    int64_t i = sizes.size() - 1;
+    for (; i >= 0; --i) {
+      if (fixed[i] >= 0)
+        continue;
+      if (++coords[i] < sizes[i])
+        break;
+      coords[i] = 0;
+    }
+    if (i < 0)
+      return;
   }
 }
 
@@ -268,14 +294,7 @@ static void expandSpecMaps(MLIRContext *ctx, ArrayRef<MapSite *> sites,
     if (newPlan)
       planNames.push_back(site->plan);
     uint32_t planIndex = planSlot->second;
-    // Coordinates of the slice in row-major (rank) order.
-    SmallVector<int64_t> coords(sizes.size());
-    for (auto [i, f] : llvm::enumerate(site->fixed))
-      coords[i] = f < 0 ? 0 : f;
-    while (true) {
-      int64_t rank = 0;
-      for (auto [c, s] : llvm::zip(coords, sizes))
-        rank = rank * s + c;
+    walkSlice(sizes, site->fixed, [&](int64_t rank, ArrayRef<int64_t> coords) {
       lower.clear();
       upper.clear();
       for (auto [d, e] : llvm::enumerate(map.getResults())) {
@@ -314,18 +333,7 @@ static void expandSpecMaps(MLIRContext *ctx, ArrayRef<MapSite *> sites,
         bounds.insert(bounds.end(), upper.begin(), upper.end());
       }
       refs.push_back({found, planIndex, (uint32_t)rank});
-      // Next coordinate of the slice (the last free axis fastest).
-      int64_t i = sizes.size() - 1;
-      for (; i >= 0; --i) {
-        if (site->fixed[i] >= 0)
-          continue;
-        if (++coords[i] < sizes[i])
-          break;
-        coords[i] = 0;
-      }
-      if (i < 0)
-        break;
-    }
+    });
   }
   // Each box's replicas by plan tensor and rank.
   llvm::sort(refs, [](const PendingRef &a, const PendingRef &b) {
@@ -510,6 +518,18 @@ mlir::tv::collectLineageViews(ModuleOp module, LineageStore &store) {
   return out;
 }
 
+/// resolveSite for a #tv.lineage_map attribute.
+static LogicalResult
+resolveSite(MapSite &site, MeshOp mesh, LineageMapAttr map,
+            function_ref<InFlightDiagnostic()> emitError) {
+  std::optional<ArrayRef<int64_t>> scale;
+  if (!map.getScale().empty())
+    scale = map.getScale();
+  return resolveSite(site, mesh, map.getSpec(), map.getBlocks().getValue(),
+                     map.getShape(), map.getPlan(), map.getWhere(), scale,
+                     emitError);
+}
+
 FailureOr<SmallVector<LineageAttr>>
 mlir::tv::expandLineageList(ArrayAttr list,
                             function_ref<MeshOp(FlatSymbolRefAttr)> meshOf,
@@ -525,12 +545,7 @@ mlir::tv::expandLineageList(ArrayAttr list,
       return emitError() << "lineage map of '" << m.getSpec().getValue()
                          << "' refers to unknown mesh " << m.getMesh();
     MapSite site;
-    std::optional<ArrayRef<int64_t>> scale;
-    if (!m.getScale().empty())
-      scale = m.getScale();
-    if (failed(resolveSite(site, mesh, m.getSpec(), m.getBlocks().getValue(),
-                           m.getShape(), m.getPlan(), m.getWhere(), scale,
-                           [&] {
+    if (failed(resolveSite(site, mesh, m, [&] {
                              InFlightDiagnostic d = emitError();
                              d << "lineage map of '" << m.getSpec().getValue()
                                << "': ";
@@ -569,12 +584,7 @@ LogicalResult
 mlir::tv::verifyLineageMapOnMesh(LineageMapAttr map, MeshOp mesh,
                                  function_ref<InFlightDiagnostic()> emitError) {
   MapSite site;
-  std::optional<ArrayRef<int64_t>> scale;
-  if (!map.getScale().empty())
-    scale = map.getScale();
-  return resolveSite(site, mesh, map.getSpec(), map.getBlocks().getValue(),
-                     map.getShape(), map.getPlan(), map.getWhere(), scale,
-                     [&] {
+  return resolveSite(site, mesh, map, [&] {
                        InFlightDiagnostic d = emitError();
                        d << "lineage map of '" << map.getSpec().getValue()
                          << "' on " << map.getMesh() << ": ";
@@ -637,39 +647,34 @@ mlir::tv::affineRangeOver(AffineExpr e,
   }
 }
 
-LogicalResult mlir::tv::forEachRankWhere(
-    MeshOp mesh, DictionaryAttr where,
-    function_ref<void(int64_t, ArrayRef<int64_t>)> fn) {
-  ArrayRef<int64_t> sizes = mesh.getSizes();
-  SmallVector<int64_t> fixed(sizes.size(), -1);
+FailureOr<SmallVector<std::pair<int64_t, int64_t>>>
+mlir::tv::sliceRanges(MeshOp mesh, DictionaryAttr where) {
+  SmallVector<std::pair<int64_t, int64_t>> ranges;
+  for (int64_t s : mesh.getSizes())
+    ranges.push_back({0, s - 1});
   for (NamedAttribute w : where) {
     int64_t idx = mesh.getAxisIndex(w.getName().getValue());
     auto c = dyn_cast<IntegerAttr>(w.getValue());
-    if (idx < 0 || !c || c.getInt() < 0 || c.getInt() >= sizes[idx])
+    if (idx < 0 || !c || c.getInt() < 0 || c.getInt() > ranges[idx].second)
       return failure();
-    fixed[idx] = c.getInt();
+    ranges[idx] = {c.getInt(), c.getInt()};
   }
-  if (llvm::any_of(sizes, [](int64_t s) { return s < 1; }))
-    return success(); // no rank
-  SmallVector<int64_t> coords(sizes.size());
-  for (auto [i, f] : llvm::enumerate(fixed))
-    coords[i] = f < 0 ? 0 : f;
-  while (true) {
-    int64_t rank = 0;
-    for (auto [c, s] : llvm::zip(coords, sizes))
-      rank = rank * s + c;
-    fn(rank, coords);
-    int64_t i = sizes.size() - 1;
-    for (; i >= 0; --i) {
-      if (fixed[i] >= 0)
-        continue;
-      if (++coords[i] < sizes[i])
-        break;
-      coords[i] = 0;
-    }
-    if (i < 0)
-      return success();
-  }
+  return ranges;
+}
+
+LogicalResult mlir::tv::forEachRankWhere(
+    MeshOp mesh, DictionaryAttr where,
+    function_ref<void(int64_t, ArrayRef<int64_t>)> fn) {
+  FailureOr<SmallVector<std::pair<int64_t, int64_t>>> ranges =
+      sliceRanges(mesh, where);
+  if (failed(ranges))
+    return failure();
+  SmallVector<int64_t> fixed(ranges->size(), -1);
+  for (NamedAttribute w : where)
+    fixed[mesh.getAxisIndex(w.getName().getValue())] =
+        cast<IntegerAttr>(w.getValue()).getInt();
+  walkSlice(mesh.getSizes(), fixed, fn);
+  return success();
 }
 
 static bool holdsMaps(ArrayAttr list) {

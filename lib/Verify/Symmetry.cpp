@@ -63,17 +63,10 @@ bool Folder::checkRanks(std::string &why) {
 std::optional<std::pair<int, int64_t>>
 Folder::mapAlongAxis(AffineMap blocks, DictionaryAttr where) {
   // Each mesh dimension's range on the map's slice.
-  ArrayRef<int64_t> sizes = mesh.getSizes();
-  SmallVector<std::pair<int64_t, int64_t>> ranges;
-  for (int64_t s : sizes)
-    ranges.push_back({0, s - 1});
-  for (NamedAttribute w : where) {
-    int64_t idx = mesh.getAxisIndex(w.getName().getValue());
-    auto c = dyn_cast<IntegerAttr>(w.getValue());
-    if (idx < 0 || !c)
-      return std::nullopt;
-    ranges[idx] = {c.getInt(), c.getInt()};
-  }
+  FailureOr<SmallVector<std::pair<int64_t, int64_t>>> ranges =
+      sliceRanges(mesh, where);
+  if (failed(ranges))
+    return std::nullopt;
   // Symbolically first: index = g + d_a * k with g the index at coordinate 0,
   // read off the expression; 0 <= g < k by intervals.
   MLIRContext *ctx = blocks.getContext();
@@ -82,7 +75,7 @@ Folder::mapAlongAxis(AffineMap blocks, DictionaryAttr where) {
   int j = -1;
   int64_t k = 0;
   bool symbolic = true;
-  SmallVector<std::pair<int64_t, int64_t>> at0(ranges);
+  SmallVector<std::pair<int64_t, int64_t>> at0(*ranges);
   at0[axisIdx] = {0, 0};
   for (auto [dim, e] : llvm::enumerate(blocks.getResults())) {
     AffineExpr g = e.replace(da, zero);
@@ -393,14 +386,9 @@ bool Folder::checkLineages(std::string &why) {
     // inside block 0 along j and inside the tensor elsewhere, so no
     // statement folded away could have been refused for its bounds).
     {
-      SmallVector<std::pair<int64_t, int64_t>> at0;
-      for (int64_t s : mesh.getSizes())
-        at0.push_back({0, s - 1});
-      for (NamedAttribute w : m.getWhere()) {
-        int64_t idx = mesh.getAxisIndex(w.getName().getValue());
-        int64_t c = cast<IntegerAttr>(w.getValue()).getInt();
-        at0[idx] = {c, c};
-      }
+      // (mapAlongAxis read the slice: its ranges exist.)
+      SmallVector<std::pair<int64_t, int64_t>> at0 =
+          *sliceRanges(mesh, m.getWhere());
       at0[axisIdx] = {0, 0};
       for (auto [d, e] : llvm::enumerate(blocks.getResults())) {
         auto r = affineRangeOver(e, at0);

@@ -10,6 +10,8 @@
 // (decision 127): the module's, in module order, plain statements as they
 // are.
 // RUN: tv-opt %s --tv-stage-partition | FileCheck %s --check-prefix=MAPS
+// Printed, the maps parse back to the same statements.
+// RUN: tv-opt %s --tv-stage-partition | tv-opt --tv-expand-lineage-maps | FileCheck %s
 // Every reader expands the maps first: the SMT-LIB export of stages that
 // hold maps is the export of their statements.
 // RUN: tv-opt %s --tv-stage-partition | tv-translate --export-smtlib > %t.maps.smt2

@@ -88,6 +88,12 @@ std::optional<std::pair<int64_t, int64_t>>
 affineRangeOver(AffineExpr e,
                 llvm::ArrayRef<std::pair<int64_t, int64_t>> ranges);
 
+/// Each mesh axis's coordinate range [lo, hi] on the slice `where` names
+/// (an axis it names: that coordinate; the others: the whole axis). Fails
+/// when `where` names an axis the mesh lacks or a coordinate outside it.
+FailureOr<llvm::SmallVector<std::pair<int64_t, int64_t>>>
+sliceRanges(MeshOp mesh, DictionaryAttr where);
+
 /// Calls `fn(rank, coordinates)` for every rank of `mesh` whose coordinates
 /// match `where` (axes it does not name free), in rank order. Fails when
 /// `where` names an axis the mesh lacks or a coordinate outside it.
