@@ -167,13 +167,9 @@ TEST(LineageView, ReadsAsItsAttributeAndBuildsIt) {
   EXPECT_EQ(v.toAttr(&ctx), lin);
 }
 
-// The statements of lineage maps as views (decision 128) are, made
-// attributes, the module's statements: boxes merged across maps, in module
-// order, plain statements in place.
-TEST(CollectLineageViews, AreTheStatementsOfCollectLineages) {
-  MLIRContext ctx;
-  ctx.loadDialect<TVDialect>();
-  const char *text = R"(
+/// A 2x2 mesh whose four ranks hold x's and y's row halves, for the
+/// lineage statements a test appends.
+static const char *kTwoByTwo = R"(
     tv.mesh @mesh axes ["dp", "tp"] sizes [2, 2]
     tv.spec @s {
       %x = tv.input "x" : tensor<8x8xf32>
@@ -185,11 +181,20 @@ TEST(CollectLineageViews, AreTheStatementsOfCollectLineages) {
         tv.output "y", %x : tensor<4x8xf32>
       }
     }
+)";
+
+// The statements of lineage maps as views (decision 128) are, made
+// attributes, the module's statements: boxes merged across maps, in module
+// order, plain statements in place.
+TEST(CollectLineageViews, AreTheStatementsOfCollectLineages) {
+  MLIRContext ctx;
+  ctx.loadDialect<TVDialect>();
+  std::string text = kTwoByTwo + std::string(R"(
     tv.lineage_map "x" blocks affine_map<(d0, d1) -> (d0, 0)> shape [4, 8] = "x" on @mesh where {tp = 0 : i64}
     tv.lineage #tv.lineage<"y"[0:4, 0:8] = ["y":0] | ["y":1]>
     tv.lineage_map "x" blocks affine_map<(d0, d1) -> (d0, 0)> shape [4, 8] scaled [1, 2] = "x" on @mesh where {tp = 1 : i64}
     tv.lineage #tv.lineage<"y"[4:8, 0:8] = ["y":2] | ["y":3]>
-  )";
+  )");
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &ctx);
   ASSERT_TRUE(module);
   FailureOr<std::vector<LineageEntry>> attrs = collectLineages(*module);
@@ -207,6 +212,53 @@ TEST(CollectLineageViews, AreTheStatementsOfCollectLineages) {
   EXPECT_EQ((*views)[0].view.getReplicaRanks(), ArrayRef<int64_t>({0}));
   EXPECT_EQ((*views)[3].view.getScaleFraction(),
             (std::pair<int64_t, int64_t>(1, 2)));
+}
+
+// The same statements as runs, one per lineage op in module order (what
+// partition reads, no copy per statement): a map's run is the boxes it names
+// first, all of its spec tensor.
+TEST(CollectLineageRuns, AreTheViewsByOp) {
+  MLIRContext ctx;
+  ctx.loadDialect<TVDialect>();
+  std::string text = kTwoByTwo + std::string(R"(
+    tv.lineage_map "x" blocks affine_map<(d0, d1) -> (d0, 0)> shape [4, 8] = "x" on @mesh where {}
+    tv.lineage #tv.lineage<"y"[0:4, 0:8] = ["y":0] | ["y":1]>
+    tv.lineage_map "x" blocks affine_map<(d0, d1) -> (d0, 0)> shape [4, 8] = "x" on @mesh where {tp = 1 : i64}
+    tv.lineage #tv.lineage<"y"[4:8, 0:8] = ["y":2] | ["y":3]>
+  )");
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &ctx);
+  ASSERT_TRUE(module);
+  LineageStore viewStore, runStore;
+  FailureOr<std::vector<LineageStatement>> views =
+      collectLineageViews(*module, viewStore);
+  FailureOr<std::vector<LineageRun>> runs =
+      collectLineageRuns(*module, runStore);
+  ASSERT_TRUE(succeeded(views) && succeeded(runs));
+  SmallVector<Operation *> ops;
+  for (Operation &op : *module->getBody())
+    if (isa<LineageOp, LineageMapOp>(op))
+      ops.push_back(&op);
+  ASSERT_EQ(runs->size(), ops.size());
+  // The first map names both boxes of x (each on both tp ranks); the
+  // second names only boxes already named: its run is empty.
+  std::vector<size_t> sizes;
+  for (auto [run, op] : llvm::zip(*runs, ops)) {
+    EXPECT_EQ(run.op, op);
+    sizes.push_back(run.views.size());
+  }
+  EXPECT_EQ(sizes, (std::vector<size_t>{2, 1, 0, 1}));
+  for (const LineageView &v : (*runs)[0].views)
+    EXPECT_EQ(v.getSpec().getValue(), "x");
+  size_t i = 0;
+  for (const LineageRun &run : *runs)
+    for (const LineageView &v : run.views) {
+      ASSERT_LT(i, views->size());
+      EXPECT_EQ(v.toAttr(&ctx), (*views)[i].view.toAttr(&ctx)) << i;
+      EXPECT_EQ(run.op, (*views)[i].op) << i;
+      ++i;
+    }
+  EXPECT_EQ(i, views->size());
+  EXPECT_TRUE(succeeded(checkLineages(*module, ArrayRef<LineageRun>(*runs))));
 }
 
 TEST(AffineRangeOver, BoundsEveryValueAndRefusesOverflow) {

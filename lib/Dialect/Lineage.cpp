@@ -2,6 +2,7 @@
 #include "TrainVerify/Dialect/Lineage.h"
 #include "TrainVerify/Dialect/TVOps.h"
 
+#include "mlir/IR/Threading.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -468,13 +469,16 @@ mlir::tv::collectLineages(ModuleOp module) {
   return out;
 }
 
-FailureOr<std::vector<LineageStatement>>
-mlir::tv::collectLineageViews(ModuleOp module, LineageStore &store) {
+FailureOr<std::vector<LineageRun>>
+mlir::tv::collectLineageRuns(ModuleOp module, LineageStore &store) {
   MLIRContext *ctx = module.getContext();
   // The maps, resolved and checked first, in module order.
   std::vector<MapSite> sites;
   SymbolTableCollection symbols;
+  size_t plain = 0;
   for (Operation &op : *module.getBody()) {
+    if (isa<LineageOp>(op))
+      ++plain;
     auto lmap = dyn_cast<LineageMapOp>(op);
     if (!lmap)
       continue;
@@ -495,26 +499,52 @@ mlir::tv::collectLineageViews(ModuleOp module, LineageStore &store) {
   llvm::MapVector<StringAttr, SmallVector<MapSite *>> bySpec;
   for (MapSite &site : sites)
     bySpec[site.spec].push_back(&site);
-  for (auto &[spec, specSites] : bySpec)
-    expandSpecMaps(ctx, specSites, store);
-  // Every statement in module order: a map's boxes where it names them
-  // first.
-  std::vector<LineageStatement> out;
-  size_t total = 0;
-  for (MapSite &site : sites)
-    total += site.fresh.size();
-  out.reserve(total);
+  // Spec tensors expand independently (each into arrays of its own, moved
+  // into `store` after: the views point into their buffers, which a move
+  // keeps).
+  std::vector<LineageStore> perSpec(bySpec.size());
+  parallelFor(ctx, 0, bySpec.size(), [&](size_t i) {
+    expandSpecMaps(ctx, bySpec.begin()[i].second, perSpec[i]);
+  });
+  for (LineageStore &part : perSpec)
+    for (std::vector<int64_t> &array : part.arrays)
+      store.arrays.push_back(std::move(array));
+  // One run per op in module order: a map's boxes where it names them
+  // first (its list moved into the store), a plain statement from a list
+  // sized up front (the runs point into it).
+  std::vector<LineageRun> out;
+  out.reserve(plain + sites.size());
+  store.views.reserve(store.views.size() + 1 + sites.size()); // no move
+  store.views.emplace_back();
+  std::vector<LineageView> &plainViews = store.views.back();
+  plainViews.reserve(plain);
   auto nextSite = sites.begin();
   for (Operation &op : *module.getBody()) {
     if (auto lin = dyn_cast<LineageOp>(op)) {
-      out.push_back({LineageView(lin.getLineage()), &op});
+      plainViews.push_back(LineageView(lin.getLineage()));
+      out.push_back({ArrayRef(plainViews.back()), &op});
     } else if (isa<LineageMapOp>(op)) {
-      for (const LineageView &v : nextSite->fresh)
-        out.push_back({v, &op});
-      nextSite->fresh = {};
+      store.views.push_back(std::move(nextSite->fresh));
+      out.push_back({store.views.back(), &op});
       ++nextSite;
     }
   }
+  return out;
+}
+
+FailureOr<std::vector<LineageStatement>>
+mlir::tv::collectLineageViews(ModuleOp module, LineageStore &store) {
+  FailureOr<std::vector<LineageRun>> runs = collectLineageRuns(module, store);
+  if (failed(runs))
+    return failure();
+  size_t total = 0;
+  for (const LineageRun &run : *runs)
+    total += run.views.size();
+  std::vector<LineageStatement> out;
+  out.reserve(total);
+  for (const LineageRun &run : *runs)
+    for (const LineageView &v : run.views)
+      out.push_back({v, run.op});
   return out;
 }
 
@@ -718,23 +748,27 @@ LogicalResult mlir::tv::expandLineageMaps(Operation *root) {
 }
 
 LogicalResult mlir::tv::checkLineages(ModuleOp module) {
-  FailureOr<std::vector<LineageEntry>> lineages = collectLineages(module);
-  if (failed(lineages))
-    return failure();
-  return checkLineages(module, *lineages);
+  LineageStore store;
+  FailureOr<std::vector<LineageRun>> runs = collectLineageRuns(module, store);
+  return failed(runs) ? failure()
+                      : checkLineages(module, ArrayRef<LineageRun>(*runs));
 }
 
 LogicalResult mlir::tv::checkLineages(ModuleOp module,
                                       ArrayRef<LineageEntry> entries) {
-  std::vector<LineageStatement> statements;
-  statements.reserve(entries.size());
-  for (const LineageEntry &e : entries)
-    statements.push_back({LineageView(e.attr), e.op});
-  return checkLineages(module, statements);
+  std::vector<LineageView> views;
+  views.reserve(entries.size()); // the runs point into it
+  std::vector<LineageRun> runs;
+  runs.reserve(entries.size());
+  for (const LineageEntry &e : entries) {
+    views.push_back(LineageView(e.attr));
+    runs.push_back({ArrayRef(views.back()), e.op});
+  }
+  return checkLineages(module, runs);
 }
 
 LogicalResult mlir::tv::checkLineages(ModuleOp module,
-                                      ArrayRef<LineageStatement> lineages) {
+                                      ArrayRef<LineageRun> lineages) {
   auto [mesh, spec, plan] = getProgramParts(module);
   if (!spec || !plan)
     return module.emitError() << "module needs a tv.spec and a tv.plan";
@@ -745,10 +779,9 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
     OwningOpRef<ModuleOp> copy = module.clone();
     copy->walk([](PlanOp p) { p.joinPhases(); });
     LineageStore store;
-    FailureOr<std::vector<LineageStatement>> all =
-        collectLineageViews(*copy, store);
+    FailureOr<std::vector<LineageRun>> all = collectLineageRuns(*copy, store);
     return failed(all) ? failure()
-                       : checkLineages(*copy, ArrayRef<LineageStatement>(*all));
+                       : checkLineages(*copy, ArrayRef<LineageRun>(*all));
   }
   // Ranks outside the mesh are refused before any lookup keyed by rank
   // (a rank of 2^63 - 1 is the empty key of LLVM's DenseMap).
@@ -776,9 +809,11 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
   // The statements of each spec tensor, by index (a box is rebuilt from its
   // attribute when the tensor's slices are compared: millions of statements
   // on large plans).
-  llvm::StringMap<std::vector<uint32_t>> slices;
-  auto boxOf = [&](uint32_t i) {
-    const LineageView &a = lineages[i].view;
+  // A statement is its run and its position in the run.
+  using Index = std::pair<uint32_t, uint32_t>;
+  llvm::StringMap<std::vector<Index>> slices;
+  auto boxOf = [&](Index i) {
+    const LineageView &a = lineages[i.first].views[i.second];
     return Box{SmallVector<int64_t>(a.getLower()),
                SmallVector<int64_t>(a.getUpper())};
   };
@@ -794,110 +829,119 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
   unsigned lastProg = ~0u;
   StringRef lastName;
   const NameInfo *lastInfo = nullptr;
-  for (auto [index, entry] : llvm::enumerate(lineages)) {
-    const LineageView &attr = entry.view;
-    Operation *lin = entry.op;
-    auto it = specNames.find(attr.getSpec().getValue());
-    if (it == specNames.end()) {
-      if (report(lin))
-        lin->emitError() << where(lin) << "lineage names spec tensor '"
-                         << attr.getSpec().getValue()
-                         << "' that the spec does not define";
-      ok = false;
-      continue;
-    }
-    Box box{SmallVector<int64_t>(attr.getLower()),
-            SmallVector<int64_t>(attr.getUpper())};
-    ArrayRef<int64_t> full = it->second.type.getShape();
-    if (!Box::full(full).contains(box)) {
-      if (report(lin))
-        lin->emitError() << where(lin) << "lineage slice of '"
-                         << attr.getSpec().getValue()
-                         << "' lies outside its shape " << shapeStr(full);
-      ok = false;
-      continue;
-    }
-    SmallVector<int64_t> sliceShape = box.shape();
-    attr.walkRefs([&](size_t, PlanRefView ref) {
-      {
-        if (ref.rank < 0 || ref.rank >= meshRanks ||
-            ref.rank >= INT64_MAX - 1) {
-          if (report(lin))
-            lin->emitError() << where(lin) << "lineage refers to rank "
-                             << ref.rank << ", outside the mesh of "
-                             << meshRanks << " rank(s)";
-          ok = false;
-          return;
-        }
-        auto rp = rankProg.find(ref.rank);
-        if (rp == rankProg.end()) {
-          if (report(lin))
-            lin->emitError() << where(lin) << "lineage refers to rank "
-                             << ref.rank << " that runs no program";
-          ok = false;
-          return;
-        }
-        // Consecutive references mostly name one tensor of one program.
-        if (rp->second != lastProg || ref.name.data() != lastName.data() ||
-            ref.name.size() != lastName.size()) {
-          auto &names = progNames[rp->second];
-          auto found = names.find(ref.name);
-          lastInfo = found == names.end() ? nullptr : &found->second;
-          lastProg = rp->second;
-          lastName = ref.name;
-        }
-        if (!lastInfo) {
-          if (report(lin))
-            lin->emitError() << where(lin) << "lineage refers to plan tensor '"
-                             << ref.name << "' that rank " << ref.rank
-                             << " does not define";
-          ok = false;
-          return;
-        }
-        if (it->second.isInput && !lastInfo->isInput) {
-          if (report(lin))
-            lin->emitError()
-                << where(lin) << "lineage of spec input '"
-                << attr.getSpec().getValue() << "' names plan tensor '"
-                << ref.name << "' on rank " << ref.rank
-                << ", which the plan computes; an input's lineage "
-                   "must name plan inputs (what computes the tensor "
-                   "would never be checked)";
-          ok = false;
-          return;
-        }
-        if (it->second.isInput) {
-          auto [prev, inserted] =
-              initialRefs.try_emplace({ref.rank, ref.name}, &attr);
-          const LineageView &other = *prev->second;
-          if (!inserted && (other.getSpec() != attr.getSpec() ||
-                            other.getLower() != attr.getLower() ||
-                            other.getUpper() != attr.getUpper())) {
+  // A run's statements mostly share their spec tensor: it is looked up
+  // once per run of one.
+  StringAttr lastSpec;
+  llvm::StringMap<NameInfo>::iterator it = specNames.end();
+  std::vector<Index> *specSlices = nullptr;
+  for (auto [runIndex, run] : llvm::enumerate(lineages))
+    for (auto [offset, attr] : llvm::enumerate(run.views)) {
+      Operation *lin = run.op;
+      if (attr.getSpec() != lastSpec) {
+        lastSpec = attr.getSpec();
+        it = specNames.find(attr.getSpec().getValue());
+        specSlices = &slices[attr.getSpec().getValue()];
+      }
+      if (it == specNames.end()) {
+        if (report(lin))
+          lin->emitError() << where(lin) << "lineage names spec tensor '"
+                           << attr.getSpec().getValue()
+                           << "' that the spec does not define";
+        ok = false;
+        continue;
+      }
+      Box box{SmallVector<int64_t>(attr.getLower()),
+              SmallVector<int64_t>(attr.getUpper())};
+      ArrayRef<int64_t> full = it->second.type.getShape();
+      if (!Box::full(full).contains(box)) {
+        if (report(lin))
+          lin->emitError() << where(lin) << "lineage slice of '"
+                           << attr.getSpec().getValue()
+                           << "' lies outside its shape " << shapeStr(full);
+        ok = false;
+        continue;
+      }
+      SmallVector<int64_t> sliceShape = box.shape();
+      attr.walkRefs([&](size_t, PlanRefView ref) {
+        {
+          if (ref.rank < 0 || ref.rank >= meshRanks ||
+              ref.rank >= INT64_MAX - 1) {
             if (report(lin))
-              lin->emitError() << where(lin) << "plan input '" << ref.name
-                               << "' on rank " << ref.rank
-                               << " is assumed equal to two different spec "
-                                  "input slices ('"
-                               << other.getSpec().getValue() << "' and '"
-                               << attr.getSpec().getValue()
-                               << "'); that would restrict the inputs";
+              lin->emitError()
+                  << where(lin) << "lineage refers to rank " << ref.rank
+                  << ", outside the mesh of " << meshRanks << " rank(s)";
             ok = false;
             return;
           }
+          auto rp = rankProg.find(ref.rank);
+          if (rp == rankProg.end()) {
+            if (report(lin))
+              lin->emitError() << where(lin) << "lineage refers to rank "
+                               << ref.rank << " that runs no program";
+            ok = false;
+            return;
+          }
+          // Consecutive references mostly name one tensor of one program.
+          if (rp->second != lastProg || ref.name.data() != lastName.data() ||
+              ref.name.size() != lastName.size()) {
+            auto &names = progNames[rp->second];
+            auto found = names.find(ref.name);
+            lastInfo = found == names.end() ? nullptr : &found->second;
+            lastProg = rp->second;
+            lastName = ref.name;
+          }
+          if (!lastInfo) {
+            if (report(lin))
+              lin->emitError()
+                  << where(lin) << "lineage refers to plan tensor '" << ref.name
+                  << "' that rank " << ref.rank << " does not define";
+            ok = false;
+            return;
+          }
+          if (it->second.isInput && !lastInfo->isInput) {
+            if (report(lin))
+              lin->emitError()
+                  << where(lin) << "lineage of spec input '"
+                  << attr.getSpec().getValue() << "' names plan tensor '"
+                  << ref.name << "' on rank " << ref.rank
+                  << ", which the plan computes; an input's lineage "
+                     "must name plan inputs (what computes the tensor "
+                     "would never be checked)";
+            ok = false;
+            return;
+          }
+          if (it->second.isInput) {
+            auto [prev, inserted] =
+                initialRefs.try_emplace({ref.rank, ref.name}, &attr);
+            const LineageView &other = *prev->second;
+            if (!inserted && (other.getSpec() != attr.getSpec() ||
+                              other.getLower() != attr.getLower() ||
+                              other.getUpper() != attr.getUpper())) {
+              if (report(lin))
+                lin->emitError() << where(lin) << "plan input '" << ref.name
+                                 << "' on rank " << ref.rank
+                                 << " is assumed equal to two different spec "
+                                    "input slices ('"
+                                 << other.getSpec().getValue() << "' and '"
+                                 << attr.getSpec().getValue()
+                                 << "'); that would restrict the inputs";
+              ok = false;
+              return;
+            }
+          }
+          if (lastInfo->type.getShape() != ArrayRef<int64_t>(sliceShape)) {
+            if (report(lin))
+              lin->emitError() << where(lin) << "plan tensor '" << ref.name
+                               << "' on rank " << ref.rank << " has shape "
+                               << shapeStr(lastInfo->type.getShape())
+                               << " but the lineage slice has shape "
+                               << shapeStr(sliceShape);
+            ok = false;
+          }
         }
-        if (lastInfo->type.getShape() != ArrayRef<int64_t>(sliceShape)) {
-          if (report(lin))
-            lin->emitError()
-                << where(lin) << "plan tensor '" << ref.name
-                << "' on rank " << ref.rank << " has shape "
-                << shapeStr(lastInfo->type.getShape())
-                << " but the lineage slice has shape " << shapeStr(sliceShape);
-          ok = false;
-        }
-      }
-    });
-    slices[attr.getSpec().getValue()].push_back(index);
-  }
+      });
+      specSlices->push_back({(uint32_t)runIndex, (uint32_t)offset});
+    }
   if (!ok)
     return failure();
 
@@ -905,14 +949,14 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
   for (auto &entry : slices) {
     std::vector<Box> boxes;
     boxes.reserve(entry.second.size());
-    for (uint32_t i : entry.second)
+    for (Index i : entry.second)
       boxes.push_back(boxOf(i));
     SmallVector<const Box *> ptrs;
     for (const Box &b : boxes)
       ptrs.push_back(&b);
     for (auto [i, j] : overlappingPairs(ptrs)) {
       ok = false;
-      Operation *first = lineages[entry.second[i]].op;
+      Operation *first = lineages[entry.second[i].first].op;
       if (!report(first))
         continue;
       InFlightDiagnostic d = first->emitError()
@@ -920,7 +964,7 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
                              << entry.getKey()
                              << "' overlaps another; express replicas as "
                                 "groups of one lineage";
-      d.attachNote(lineages[entry.second[j]].op->getLoc())
+      d.attachNote(lineages[entry.second[j].first].op->getLoc())
           << "overlapping lineage";
     }
   }
@@ -932,7 +976,7 @@ LogicalResult mlir::tv::checkLineages(ModuleOp module,
     SmallVector<Box> parts;
     auto it = slices.find(entry.getKey());
     if (it != slices.end())
-      for (uint32_t i : it->second)
+      for (Index i : it->second)
         parts.push_back(boxOf(i));
     std::string why;
     if (!tilesExactly(Box::full(entry.second.type.getShape()), parts, &why)) {

@@ -116,30 +116,31 @@ LogicalResult Partitioner::collect() {
              << "module is already partitioned into stages";
     return module.emitError() << "module needs a tv.spec and a tv.plan";
   }
-  FailureOr<std::vector<LineageStatement>> all =
-      collectLineageViews(module, lineageStore);
-  if (failed(all) ||
-      failed(checkLineages(module, ArrayRef<LineageStatement>(*all))))
+  FailureOr<std::vector<LineageRun>> all =
+      collectLineageRuns(module, lineageStore);
+  if (failed(all) || failed(checkLineages(module, ArrayRef<LineageRun>(*all))))
     return failure();
   specNames.build(spec.getBody().front());
-  // Each tensor's statements in order, in a list of its exact size.
-  {
-    llvm::StringMap<size_t> counts;
-    for (const LineageStatement &entry : *all) {
-      StringRef name = entry.view.getSpec().getValue();
-      if (++counts[name] == 1) {
-        lineagePos[name] = lineageOrder.size();
-        lineageOrder.push_back(name.str());
-      }
+  // Each tensor's statements in order: the runs naming it (a map's
+  // statements share its spec tensor, a plain run is one statement).
+  for (const LineageRun &run : *all) {
+    if (run.views.empty())
+      continue;
+    StringRef name = run.views.front().getSpec().getValue();
+    auto [it, fresh] = lineages.try_emplace(name);
+    if (fresh) {
+      lineagePos[name] = lineageOrder.size();
+      lineageOrder.push_back(name.str());
     }
-    for (auto &[name, count] : counts)
-      lineages[name].reserve(count);
+    assert(llvm::all_of(run.views,
+                        [&](const LineageView &v) {
+                          return v.getSpec().getValue() == name;
+                        }) &&
+           "a run's statements share their spec tensor");
+    it->second.append(run.views);
   }
-  for (const LineageStatement &entry : *all)
-    lineages[entry.view.getSpec().getValue()].push_back(entry.view);
   // (keepSource collects again, as attributes, for a program it keeps.)
   all->clear();
-  all->shrink_to_fit();
   if (writeMaps) {
     MLIRContext *ctx = module.getContext();
     for (Operation &op : *module.getBody()) {

@@ -64,19 +64,29 @@ void Partitioner::prepare(StageDraft &d) {
   // once per distinct storage (a statement's names point into the
   // context), then as integers (every reference of every assumed
   // statement is probed).
+  // The ranks reading a name are a bit set over the mesh (a stage reads
+  // few names; the mesh verifier caps meshes at 2^20 ranks).
   llvm::StringMap<uint32_t> readNames;
-  llvm::DenseSet<std::pair<int64_t, uint32_t>> readRefs;
+  std::vector<llvm::BitVector> readRanks; // by name id
+  size_t numRanks = schedule->mesh.getNumRanks();
   for (const StageDraft::PlanInput &in : d.planInputs) {
     uint32_t id = readNames.try_emplace(in.cut.name, readNames.size())
                       .first->second;
-    readRefs.insert({in.rank, id});
+    if (id == readRanks.size())
+      readRanks.emplace_back(numRanks);
+    readRanks[id].set(in.rank);
   }
+  auto reads = [&](int64_t id, int64_t rank) {
+    return id >= 0 && rank >= 0 && (size_t)rank < numRanks &&
+           readRanks[id].test(rank);
+  };
   DenseMap<std::pair<const char *, size_t>, int64_t> idOfStorage;
   auto nameId = [&](StringRef n) {
     auto [slot, fresh] = idOfStorage.try_emplace({n.data(), n.size()}, -1);
     if (fresh) {
       auto found = readNames.find(n);
-      slot->second = found == readNames.end() ? -1 : found->second;
+      slot->second =
+          found == readNames.end() ? int64_t(-1) : int64_t(found->second);
     }
     return slot->second;
   };
@@ -90,17 +100,20 @@ void Partitioner::prepare(StageDraft &d) {
       continue;
     SmallVector<const LineageView *> taken;
     for (const LineageView &attr : it->second) {
-      // A replicas list of a tensor the stage does not read: skipped whole.
-      if (!attr.getNumExplicitGroups() && attr.getReplicaName() &&
-          nameId(attr.getReplicaName().getValue()) < 0)
-        continue;
       bool used = false;
-      attr.walkRefs([&](size_t, PlanRefView ref) {
-        if (used)
-          return;
-        int64_t id = nameId(ref.name);
-        used = id >= 0 && readRefs.contains({ref.rank, (uint32_t)id});
-      });
+      if (!attr.getNumExplicitGroups() && attr.getReplicaName()) {
+        // A replicas list: one name (a tensor the stage does not read:
+        // skipped whole).
+        int64_t id = nameId(attr.getReplicaName().getValue());
+        if (id < 0)
+          continue;
+        used = llvm::any_of(attr.getReplicaRanks(),
+                            [&](int64_t r) { return reads(id, r); });
+      } else {
+        attr.walkRefs([&](size_t, PlanRefView ref) {
+          used = used || reads(nameId(ref.name), ref.rank);
+        });
+      }
       if (used)
         taken.push_back(&attr);
     }
@@ -214,40 +227,84 @@ void Partitioner::prepare(StageDraft &d) {
       else
         part.partial.push_back({op, set});
     }
+  using Named = std::pair<void *, StringRef>;
   struct Key {
     Operation *prog;
     std::vector<Operation *> ops; // the partial ones
-    std::vector<std::pair<void *, StringRef>> inputs, targets;
+    std::vector<Named> inputs, targets;
+    // Names mostly point into the context: equal storage is equal without
+    // comparing the characters.
+    static bool less(const Named &a, const Named &b) {
+      if (a.first != b.first)
+        return a.first < b.first;
+      if (a.second.data() == b.second.data() &&
+          a.second.size() == b.second.size())
+        return false;
+      return a.second < b.second;
+    }
+    static bool less(ArrayRef<Named> a, ArrayRef<Named> b) {
+      return std::lexicographical_compare(
+          a.begin(), a.end(), b.begin(), b.end(),
+          [](const Named &x, const Named &y) { return less(x, y); });
+    }
     bool operator<(const Key &o) const {
-      return std::tie(prog, ops, inputs, targets) <
-             std::tie(o.prog, o.ops, o.inputs, o.targets);
+      if (prog != o.prog)
+        return prog < o.prog;
+      if (ops != o.ops)
+        return ops < o.ops;
+      if (less(inputs, o.inputs))
+        return true;
+      if (less(o.inputs, inputs))
+        return false;
+      return less(targets, o.targets);
     }
   };
-  std::map<int64_t, Key> keyOf; // by rank
+  // By rank: the keys in a list, sorted by rank once filled (the order
+  // an ordered map by rank would give).
+  std::vector<std::pair<int64_t, Key>> keys;
+  DenseMap<int64_t, unsigned> keyIndex;
+  auto keyAt = [&](int64_t rank) -> Key & {
+    auto [it, fresh] = keyIndex.try_emplace(rank, keys.size());
+    if (fresh)
+      keys.emplace_back(rank, Key{});
+    return keys[it->second].second;
+  };
   for (auto &[prog, part] : parts) {
     ArrayRef<int64_t> ranks = split.count(prog)
                                   ? cast<RankProgramOp>(prog).getRanks()
                                   : classRanks(prog);
     for (unsigned pos : part.ranks.set_bits())
-      keyOf[ranks[pos]].prog = prog;
+      keyAt(ranks[pos]).prog = prog;
     for (auto &[op, set] : part.partial)
       for (unsigned pos : set->set_bits())
-        keyOf[ranks[pos]].ops.push_back(op);
+        keyAt(ranks[pos]).ops.push_back(op);
   }
   // A value as its part holds it: a split member's own copy.
   auto keyValue = [&](int64_t rank, Value v) -> void * {
     Operation *prog = schedule->programOf.lookup(rank);
     return (split.count(prog) ? copyIn(prog, v) : v).getAsOpaquePointer();
   };
+  {
+    // Each rank's lists sized first.
+    DenseMap<int64_t, std::pair<unsigned, unsigned>> counts;
+    for (const StageDraft::PlanInput &in : d.planInputs)
+      ++counts[in.rank].first;
+    for (const StageDraft::PlanTarget &t : d.planTargets)
+      ++counts[t.rank].second;
+    for (auto &[rank, n] : counts) {
+      Key &k = keyAt(rank);
+      k.inputs.reserve(n.first);
+      k.targets.reserve(n.second);
+    }
+  }
   for (const StageDraft::PlanInput &in : d.planInputs)
-    keyOf[in.rank].inputs.push_back(
-        {keyValue(in.rank, in.value), in.cut.name});
+    keyAt(in.rank).inputs.push_back({keyValue(in.rank, in.value), in.cut.name});
   for (const StageDraft::PlanTarget &t : d.planTargets)
-    keyOf[t.rank].targets.push_back(
-        {keyValue(t.rank, canon(t.value)), t.name});
+    keyAt(t.rank).targets.push_back({keyValue(t.rank, canon(t.value)), t.name});
+  llvm::sort(keys, [](auto &a, auto &b) { return a.first < b.first; });
   std::map<Key, SmallVector<int64_t>> groups;
   std::vector<const Key *> order;
-  for (auto &[rank, k] : keyOf) {
+  for (auto &[rank, k] : keys) {
     llvm::sort(k.ops); // a canonical order: equal sets give equal keys
     llvm::sort(k.inputs, [](auto &a, auto &b) { return a.second < b.second; });
     llvm::sort(k.targets, [](auto &a, auto &b) { return a.second < b.second; });

@@ -36,6 +36,55 @@ struct RankValueLess {
   }
 };
 
+/// A spec tensor's statements: runs of the module's statements (a lineage
+/// map's boxes, a plain statement), in module order, read in place (no copy
+/// per statement: tens of millions on large plans).
+class LineageRuns {
+public:
+  class iterator
+      : public llvm::iterator_facade_base<iterator, std::forward_iterator_tag,
+                                          const LineageView> {
+  public:
+    iterator() = default;
+    iterator(const ArrayRef<LineageView> *run, const ArrayRef<LineageView> *end)
+        : run(run), end(end) {
+      skipEmpty();
+    }
+    bool operator==(const iterator &o) const {
+      return run == o.run && pos == o.pos;
+    }
+    const LineageView &operator*() const { return (*run)[pos]; }
+    iterator &operator++() {
+      if (++pos == run->size()) {
+        ++run;
+        pos = 0;
+        skipEmpty();
+      }
+      return *this;
+    }
+
+  private:
+    void skipEmpty() {
+      while (run != end && run->empty())
+        ++run;
+    }
+    const ArrayRef<LineageView> *run = nullptr, *end = nullptr;
+    size_t pos = 0;
+  };
+  void append(ArrayRef<LineageView> run) {
+    runs.push_back(run);
+    count += run.size();
+  }
+  size_t size() const { return count; }
+  bool empty() const { return count == 0; }
+  iterator begin() const { return iterator(runs.begin(), runs.end()); }
+  iterator end() const { return iterator(runs.end(), runs.end()); }
+
+private:
+  SmallVector<ArrayRef<LineageView>, 1> runs;
+  size_t count = 0;
+};
+
 /// A plan tensor that carries a lineage: its spec tensor and its name.
 struct PlanCut {
   StringRef spec; // storage of the lineage attributes (lives in the context)
@@ -140,10 +189,10 @@ private:
   void prepare(StageDraft &d);
   /// Writes the stage (sequential: it adds ops to the module).
   StageOp emit(StageDraft &d, unsigned index);
-  ArrayRef<LineageView> lineagesOf(StringRef name) const {
+  const LineageRuns &lineagesOf(StringRef name) const {
+    static const LineageRuns none;
     auto it = lineages.find(name);
-    return it == lineages.end() ? ArrayRef<LineageView>()
-                                : ArrayRef<LineageView>(it->second);
+    return it == lineages.end() ? none : it->second;
   }
   std::string specNameWithLineage(Value v) const;
   /// Whether the lineages of spec tensor `name` (of `shape`) cover all of
@@ -167,7 +216,7 @@ private:
   std::optional<PlanSchedule> schedule;
   NameTable specNames;
   DenseMap<Operation *, NameTable> progNames; // per rank program
-  llvm::StringMap<std::vector<LineageView>> lineages;
+  llvm::StringMap<LineageRuns> lineages;
   std::vector<std::string> lineageOrder;
   llvm::StringMap<size_t> lineagePos; // position in lineageOrder
   /// Plan values that carry a lineage, per value (a value lives in one

@@ -109,9 +109,12 @@ LogicalResult expandLineageMaps(StageOp stage);
 /// The same for every stage under `root`.
 LogicalResult expandLineageMaps(Operation *root);
 
-/// Keeps alive the arrays the statements of collectLineageViews point into.
+/// Keeps alive the statements of collectLineageRuns and the arrays they
+/// point into.
 struct LineageStore {
   std::vector<std::vector<int64_t>> arrays;
+  /// One list per lineage map, and one of the plain `tv.lineage` ops.
+  std::vector<std::vector<LineageView>> views;
 };
 
 /// A lineage statement as a view, and the op that states it.
@@ -120,8 +123,21 @@ struct LineageStatement {
   Operation *op;
 };
 
-/// collectLineages without an attribute per statement: the statements of
-/// `tv.lineage_map` ops point into arrays `store` keeps (decision 128).
+/// The statements one op states, in order: a `tv.lineage`'s one, or the
+/// boxes a `tv.lineage_map` names first (a map's statements share its spec
+/// tensor).
+struct LineageRun {
+  llvm::ArrayRef<LineageView> views;
+  Operation *op;
+};
+
+/// collectLineages without an attribute per statement and without a copy
+/// per statement: one run per lineage op, in module order, its views kept by
+/// `store` (decision 128). Empty runs (a map whose boxes all come first in
+/// earlier maps) are kept.
+FailureOr<std::vector<LineageRun>> collectLineageRuns(ModuleOp module,
+                                                      LineageStore &store);
+/// The same statements, one by one.
 FailureOr<std::vector<LineageStatement>>
 collectLineageViews(ModuleOp module, LineageStore &store);
 
@@ -134,9 +150,8 @@ LogicalResult checkLineages(ModuleOp module);
 /// The same, on lineages already collected by collectLineages.
 LogicalResult checkLineages(ModuleOp module,
                             llvm::ArrayRef<LineageEntry> lineages);
-/// The same, on statements collected by collectLineageViews.
-LogicalResult checkLineages(ModuleOp module,
-                            llvm::ArrayRef<LineageStatement> lineages);
+/// The same, on runs collected by collectLineageRuns.
+LogicalResult checkLineages(ModuleOp module, llvm::ArrayRef<LineageRun> runs);
 
 } // namespace mlir::tv
 
