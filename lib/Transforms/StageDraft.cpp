@@ -225,16 +225,31 @@ LogicalResult Partitioner::collect() {
                list.end());
     list.shrink_to_fit();
   }
+  // Consecutive members mostly share one value of a class representative.
+  Value lastProduced;
+  std::vector<size_t> *lastList = nullptr;
+  auto record = [&](int64_t rank, Value result, size_t step) {
+    Value v = canon(result);
+    if (v != lastProduced) {
+      lastProduced = v;
+      lastList = &producerOf[v];
+      if (lastList->empty())
+        lastList->assign(classRanks(programOf(v)).size(), kNoStep);
+    }
+    unsigned pos = cposOf.lookup(rank);
+    if (pos < lastList->size())
+      (*lastList)[pos] = step;
+  };
   for (auto [i, step] : llvm::enumerate(schedule->steps)) {
     switch (step.kind) {
     case PlanStep::Local: // not recorded: a local value's producer is its op
       break;
     case PlanStep::Collective:
       for (auto &[r, mop] : step.members)
-        producer[{r, canon(mop->getResult(0))}] = i;
+        record(r, mop->getResult(0), i);
       break;
     case PlanStep::P2P:
-      producer[{step.rank, canon(step.op->getResult(0))}] = i;
+      record(step.rank, step.op->getResult(0), i);
       break;
     }
   }
@@ -478,7 +493,8 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
   for (const StageDraft::PlanTarget &t : d.planTargets)
     addPending(t.value, t.rank);
   flushPending();
-  std::set<size_t> steps;
+  DenseSet<size_t> steps;         // (indices never reach its two marker keys)
+  DenseSet<uint32_t> assumedCuts; // cut ids whose spec name is assumed
   while (!pwork.empty()) {
     auto [v, fresh] = pwork.pop_back_val();
     RankProgramOp prog = programOf(v);
@@ -501,7 +517,8 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
         if (cut.spec == d.target && isTarget(rank, v))
           continue;
         d.planInputs.push_back({rank, v, cut});
-        d.assumedSpecs.insert(cut.spec.str());
+        if (assumedCuts.insert(id).second) // a name once, not per rank
+          d.assumedSpecs.insert(cut.spec.str());
         fresh.reset(pos);
       }
     if (fresh.none())
@@ -510,15 +527,19 @@ LogicalResult Partitioner::draft(StringRef target, StageDraft &d) {
     Operation *def = v.getDefiningOp();
     if (!def || isCollectiveOp(def) || isa<RecvOp, SendOp>(def)) {
       // Communication: each rank's step, its peers' operands merged.
+      auto found = producerOf.find(v);
+      const std::vector<size_t> *producers =
+          found == producerOf.end() ? nullptr : &found->second;
       for (unsigned pos : fresh.set_bits()) {
-        auto prod = producer.find({ranks[pos], v});
-        if (prod == producer.end())
+        size_t prod =
+            producers && pos < producers->size() ? (*producers)[pos] : kNoStep;
+        if (prod == kNoStep)
           return prog->emitError()
                  << "internal error: no producer for a plan value on rank "
                  << ranks[pos];
-        if (!steps.insert(prod->second).second)
+        if (!steps.insert(prod).second)
           continue;
-        const PlanStep &step = schedule->steps[prod->second];
+        const PlanStep &step = schedule->steps[prod];
         switch (step.kind) {
         case PlanStep::Local:
           break; // not recorded (see collect)

@@ -225,7 +225,12 @@ private:
   /// (rank, value): millions of ranks x tensors on large plans.
   DenseMap<Value, std::vector<std::pair<int32_t, uint32_t>>> cutsOf;
   std::vector<PlanCut> cutTable;
-  DenseMap<RankValue, size_t> producer;
+  /// The schedule step that produces a communicated value on each rank:
+  /// per (representative's) value, by class position, kNoStep where none.
+  /// Read once per value of a stage, then by position (a map keyed by
+  /// (rank, value) cost a cache miss per rank: millions of members).
+  static constexpr size_t kNoStep = ~size_t(0);
+  DenseMap<Value, std::vector<size_t>> producerOf;
   /// Each rank's position in its program's rank list.
   DenseMap<int64_t, unsigned> posOf;
   /// Programs that begin with the same ops as an earlier one (a phased
