@@ -64,25 +64,32 @@ FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan, bool localSteps) {
       if (localSteps || isCollectiveOp(&op) || isa<SendOp, RecvOp>(op))
         ops.push_back(&op);
   }
-  for (auto [prog, ops] :
-       llvm::zip(plan.getBody().front().getOps<RankProgramOp>(), programOps))
-    for (int64_t r : prog.getRanks()) {
+  // Each rank's program (by index) and its position in the program's ranks.
+  std::vector<unsigned> progIndex(numRanks, ~0u), posInProg(numRanks, 0);
+  for (auto [index, prog, ops] : llvm::enumerate(
+           plan.getBody().front().getOps<RankProgramOp>(), programOps))
+    for (auto [pos, r] : llvm::enumerate(prog.getRanks())) {
       s.programOf[r] = prog;
       if (r < 0 || r >= numRanks)
         return prog.emitError() << "rank " << r << " is not on the mesh";
       cur[r] = {ops.data(), ops.data() + ops.size()};
       active[r] = true;
+      progIndex[r] = index;
+      posInProg[r] = pos;
     }
   // Groups are interned: every member of a collective gets the same group
   // id from the first member that computes it, so a group is enumerated
   // once per collective op, not once per member.
   std::vector<std::vector<int64_t>> groups;
   std::map<std::vector<int64_t>, unsigned> groupId;
-  DenseMap<std::pair<Operation *, int64_t>, unsigned> groupOf;
+  // A collective op's group id per position of its program's ranks (~0u:
+  // not yet known), and the program it belongs to.
+  DenseMap<Operation *, std::pair<unsigned, std::vector<unsigned>>> groupOf;
   using GroupKey = std::pair<unsigned, int64_t>; // group id, seq
   DenseMap<std::pair<int64_t, unsigned>, int64_t> seqOf;
   std::map<GroupKey, SmallVector<std::pair<int64_t, Operation *>>> pending;
-  std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<Operation *>> mail;
+  // Sends not yet received, by (from, to, tag).
+  DenseMap<std::tuple<int64_t, int64_t, int64_t>, std::deque<Operation *>> mail;
 
   bool progress = true;
   while (progress) {
@@ -131,10 +138,14 @@ FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan, bool localSteps) {
           progress = true;
           continue;
         }
-        unsigned gid;
-        if (auto it = groupOf.find({op, r}); it != groupOf.end()) {
-          gid = it->second;
-        } else {
+        auto &[opProg, opGroups] = groupOf[op];
+        if (opGroups.empty()) {
+          opProg = progIndex[r];
+          opGroups.assign(
+              cast<RankProgramOp>(op->getParentOp()).getRanks().size(), ~0u);
+        }
+        unsigned gid = opGroups[posInProg[r]];
+        if (gid == ~0u) {
           SmallVector<int64_t> g = collectiveGroup(op, r);
           if (g.empty())
             return op->emitError() << "collective on rank " << r
@@ -147,7 +158,9 @@ FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan, bool localSteps) {
           // The members running the same op share the group (axis groups
           // and rank sets partition the mesh).
           for (int64_t m : groups[gid])
-            groupOf.try_emplace({op, m}, gid);
+            if (m >= 0 && m < numRanks && progIndex[m] == opProg &&
+                opGroups[posInProg[m]] == ~0u)
+              opGroups[posInProg[m]] = gid;
         }
         const std::vector<int64_t> &group = groups[gid];
         if (!llvm::is_contained(group, r))
@@ -206,6 +219,14 @@ FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan, bool localSteps) {
     }
   }
 
+  // Sends never received, in (from, to, tag) order: what the diagnostics
+  // below name, in an order that does not depend on the map's.
+  using MailKey = std::tuple<int64_t, int64_t, int64_t>;
+  std::vector<std::pair<MailKey, const std::deque<Operation *> *>> unreceived;
+  for (auto &[key, q] : mail)
+    if (!q.empty())
+      unreceived.push_back({key, &q});
+  llvm::sort(unreceived, [](auto &a, auto &b) { return a.first < b.first; });
   // Everything must have run, and every send must have been received.
   SmallVector<int64_t> blocked;
   for (int64_t r = 0; r < numRanks; ++r)
@@ -217,8 +238,8 @@ FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan, bool localSteps) {
     // Best of all, a receive on a rank that another rank did send to: the
     // signature of a wrong peer.
     auto sentTo = [&](int64_t r) -> int64_t {
-      for (auto &[key, q] : mail)
-        if (std::get<1>(key) == r && !q.empty())
+      for (auto &[key, q] : unreceived)
+        if (std::get<1>(key) == r)
           return std::get<0>(key);
       return -1;
     };
@@ -308,19 +329,20 @@ FailureOr<PlanSchedule> PlanSchedule::build(PlanOp plan, bool localSteps) {
             << "rank " << m << " waits here instead of joining";
       }
     }
-    for (auto &[key, q] : mail)
-      for (Operation *send : q)
+    for (auto &[key, q] : unreceived)
+      for (Operation *send : *q)
         d.attachNote(send->getLoc())
             << "unmatched send from rank " << std::get<0>(key) << " to rank "
             << std::get<1>(key) << " (tag " << std::get<2>(key) << ")";
     return d;
   }
-  for (auto &[key, q] : mail)
-    if (!q.empty())
-      return q.front()->emitError()
-             << "send from rank " << std::get<0>(key) << " to rank "
-             << std::get<1>(key) << " (tag " << std::get<2>(key)
-             << ") is never received";
+  if (!unreceived.empty()) {
+    auto &[key, q] = unreceived.front();
+    return q->front()->emitError()
+           << "send from rank " << std::get<0>(key) << " to rank "
+           << std::get<1>(key) << " (tag " << std::get<2>(key)
+           << ") is never received";
+  }
   return s;
 }
 
