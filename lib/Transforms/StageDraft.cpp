@@ -14,69 +14,27 @@ using namespace mlir::tv::partition;
 
 bool Partitioner::fullyCovered(StringRef name,
                                ArrayRef<int64_t> shape) const {
-  // The union of the distinct boxes (replicas repeat one box per rank), by
-  // the grid their bounds cut the tensor into: each box marks its cells.
+  // checkLineages has passed (collect runs it first): a tensor's boxes lie
+  // inside it and no two of them overlap, so they cover it exactly when
+  // their volumes add up to its own (128-bit sums: no overflow).
+  if (llvm::any_of(shape, [](int64_t n) { return n <= 0; }))
+    return true; // no element to cover
   unsigned rank = shape.size();
-  std::vector<std::pair<ArrayRef<int64_t>, ArrayRef<int64_t>>> boxes;
+  unsigned __int128 whole = 1, sum = 0;
+  for (int64_t n : shape) {
+    whole *= (uint64_t)n;
+    if (whole >> 64)
+      return true; // beyond any box list: keep the cut (as before)
+  }
   for (const LineageView &l : lineagesOf(name)) {
     if (l.getRank() != rank)
       return true; // checkLineages reports it
-    ArrayRef<int64_t> lo = l.getLower(), hi = l.getUpper();
-    if (llvm::all_of(lo, [](int64_t x) { return x <= 0; }) &&
-        llvm::all_of(llvm::zip(hi, shape),
-                     [](auto p) { return std::get<0>(p) >= std::get<1>(p); }))
-      return true; // one box is the whole tensor
-    boxes.push_back({lo, hi});
+    unsigned __int128 volume = 1;
+    for (auto [lo, hi] : llvm::zip(l.getLower(), l.getUpper()))
+      volume *= (uint64_t)std::max<int64_t>(hi - lo, 0);
+    sum += volume; // each at most `whole`, fewer than 2^64 of them
   }
-  llvm::sort(boxes);
-  boxes.erase(std::unique(boxes.begin(), boxes.end()), boxes.end());
-  std::vector<std::vector<int64_t>> cuts(rank);
-  for (unsigned k = 0; k < rank; ++k) {
-    cuts[k] = {0, shape[k]};
-    for (auto &[lo, hi] : boxes) {
-      cuts[k].push_back(std::clamp<int64_t>(lo[k], 0, shape[k]));
-      cuts[k].push_back(std::clamp<int64_t>(hi[k], 0, shape[k]));
-    }
-  }
-  int64_t cells = 1;
-  for (auto &c : cuts) {
-    llvm::sort(c);
-    c.erase(std::unique(c.begin(), c.end()), c.end());
-    cells *= std::max<int64_t>((int64_t)c.size() - 1, 1);
-    if (cells > (1 << 20))
-      return true; // too fine to check: keep the cut
-  }
-  if (llvm::any_of(shape, [](int64_t n) { return n <= 0; }))
-    return true; // no element to cover
-  llvm::BitVector covered(cells);
-  int64_t work = 0;
-  SmallVector<int64_t> from(rank), to(rank), cell(rank);
-  for (auto &[lo, hi] : boxes) {
-    int64_t n = 1;
-    for (unsigned k = 0; k < rank; ++k) {
-      from[k] = llvm::lower_bound(cuts[k], std::clamp<int64_t>(lo[k], 0,
-                                                                shape[k])) -
-                cuts[k].begin();
-      to[k] = llvm::lower_bound(cuts[k], std::clamp<int64_t>(hi[k], 0,
-                                                              shape[k])) -
-              cuts[k].begin();
-      n *= std::max<int64_t>(to[k] - from[k], 0);
-    }
-    if ((work += n) > (1 << 24))
-      return true; // too many overlapping boxes: keep the cut
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t rest = i, index = 0;
-      for (int k = rank - 1; k >= 0; --k) {
-        int64_t m = to[k] - from[k];
-        cell[k] = from[k] + rest % m;
-        rest /= m;
-      }
-      for (unsigned k = 0; k < rank; ++k)
-        index = index * ((int64_t)cuts[k].size() - 1) + cell[k];
-      covered.set(index);
-    }
-  }
-  return covered.all();
+  return sum == whole;
 }
 
 std::string Partitioner::specNameWithLineage(Value v) const {

@@ -227,20 +227,20 @@ void Partitioner::prepare(StageDraft &d) {
       else
         part.partial.push_back({op, set});
     }
-  using Named = std::pair<void *, StringRef>;
+  // A rank's inputs and targets: a value and its name, the name also as
+  // its place among the stage's names in string order (equal places, equal
+  // strings), so that keys compare and sort by integers.
+  struct Named {
+    void *value;
+    StringRef name;
+    unsigned place;
+  };
   struct Key {
     Operation *prog;
     std::vector<Operation *> ops; // the partial ones
     std::vector<Named> inputs, targets;
-    // Names mostly point into the context: equal storage is equal without
-    // comparing the characters.
     static bool less(const Named &a, const Named &b) {
-      if (a.first != b.first)
-        return a.first < b.first;
-      if (a.second.data() == b.second.data() &&
-          a.second.size() == b.second.size())
-        return false;
-      return a.second < b.second;
+      return std::tie(a.value, a.place) < std::tie(b.value, b.place);
     }
     static bool less(ArrayRef<Named> a, ArrayRef<Named> b) {
       return std::lexicographical_compare(
@@ -258,6 +258,29 @@ void Partitioner::prepare(StageDraft &d) {
         return false;
       return less(targets, o.targets);
     }
+  };
+  // The places: each distinct name storage once, sorted by its string.
+  DenseMap<std::pair<const char *, size_t>, unsigned> nameOrder;
+  {
+    std::vector<StringRef> names;
+    auto add = [&](StringRef n) {
+      if (nameOrder.try_emplace({n.data(), n.size()}, 0).second)
+        names.push_back(n);
+    };
+    for (const StageDraft::PlanInput &in : d.planInputs)
+      add(in.cut.name);
+    for (const StageDraft::PlanTarget &t : d.planTargets)
+      add(t.name);
+    llvm::sort(names);
+    unsigned place = 0;
+    for (auto [i, n] : llvm::enumerate(names)) {
+      if (i && names[i - 1] != n)
+        ++place;
+      nameOrder[{n.data(), n.size()}] = place;
+    }
+  }
+  auto named = [&](void *value, StringRef name) {
+    return Named{value, name, nameOrder.lookup({name.data(), name.size()})};
   };
   // By rank: the keys in a list, sorted by rank once filled (the order
   // an ordered map by rank would give).
@@ -298,16 +321,18 @@ void Partitioner::prepare(StageDraft &d) {
     }
   }
   for (const StageDraft::PlanInput &in : d.planInputs)
-    keyAt(in.rank).inputs.push_back({keyValue(in.rank, in.value), in.cut.name});
+    keyAt(in.rank).inputs.push_back(
+        named(keyValue(in.rank, in.value), in.cut.name));
   for (const StageDraft::PlanTarget &t : d.planTargets)
-    keyAt(t.rank).targets.push_back({keyValue(t.rank, canon(t.value)), t.name});
+    keyAt(t.rank).targets.push_back(
+        named(keyValue(t.rank, canon(t.value)), t.name));
   llvm::sort(keys, [](auto &a, auto &b) { return a.first < b.first; });
   std::map<Key, SmallVector<int64_t>> groups;
   std::vector<const Key *> order;
   for (auto &[rank, k] : keys) {
     llvm::sort(k.ops); // a canonical order: equal sets give equal keys
-    llvm::sort(k.inputs, [](auto &a, auto &b) { return a.second < b.second; });
-    llvm::sort(k.targets, [](auto &a, auto &b) { return a.second < b.second; });
+    llvm::sort(k.inputs, [](auto &a, auto &b) { return a.place < b.place; });
+    llvm::sort(k.targets, [](auto &a, auto &b) { return a.place < b.place; });
     auto [it, inserted] = groups.try_emplace(std::move(k));
     if (inserted)
       order.push_back(&it->first);
@@ -319,7 +344,11 @@ void Partitioner::prepare(StageDraft &d) {
     const std::vector<Operation *> &common = parts.find(k.prog)->second.common;
     SmallVector<Operation *> ops(common.begin(), common.end());
     ops.append(k.ops.begin(), k.ops.end());
-    StageDraft::Group g{k.prog, groups[k], {}, k.inputs, k.targets};
+    StageDraft::Group g{k.prog, groups[k], {}, {}, {}};
+    for (const Named &n : k.inputs)
+      g.inputs.push_back({n.value, n.name});
+    for (const Named &n : k.targets)
+      g.targets.push_back({n.value, n.name});
     for (Operation *op : inBlockOrder(ops, prog.getBody().front()))
       if (!isa<InputOp>(op))
         g.ops.push_back(op);
