@@ -238,7 +238,7 @@ void Partitioner::prepare(StageDraft &d) {
   struct Key {
     Operation *prog;
     std::vector<Operation *> ops; // the partial ones
-    std::vector<Named> inputs, targets;
+    MutableArrayRef<Named> inputs, targets; // spans of the stage's arrays
     static bool less(const Named &a, const Named &b) {
       return std::tie(a.value, a.place) < std::tie(b.value, b.place);
     }
@@ -286,12 +286,13 @@ void Partitioner::prepare(StageDraft &d) {
   // an ordered map by rank would give).
   std::vector<std::pair<int64_t, Key>> keys;
   DenseMap<int64_t, unsigned> keyIndex;
-  auto keyAt = [&](int64_t rank) -> Key & {
+  auto keyIdx = [&](int64_t rank) -> unsigned {
     auto [it, fresh] = keyIndex.try_emplace(rank, keys.size());
     if (fresh)
       keys.emplace_back(rank, Key{});
-    return keys[it->second].second;
+    return it->second;
   };
+  auto keyAt = [&](int64_t rank) -> Key & { return keys[keyIdx(rank)].second; };
   for (auto &[prog, part] : parts) {
     ArrayRef<int64_t> ranks = split.count(prog)
                                   ? cast<RankProgramOp>(prog).getRanks()
@@ -307,25 +308,41 @@ void Partitioner::prepare(StageDraft &d) {
     Operation *prog = schedule->programOf.lookup(rank);
     return (split.count(prog) ? copyIn(prog, v) : v).getAsOpaquePointer();
   };
-  {
-    // Each rank's lists sized first.
-    DenseMap<int64_t, std::pair<unsigned, unsigned>> counts;
-    for (const StageDraft::PlanInput &in : d.planInputs)
-      ++counts[in.rank].first;
-    for (const StageDraft::PlanTarget &t : d.planTargets)
-      ++counts[t.rank].second;
-    for (auto &[rank, n] : counts) {
-      Key &k = keyAt(rank);
-      k.inputs.reserve(n.first);
-      k.targets.reserve(n.second);
-    }
-  }
-  for (const StageDraft::PlanInput &in : d.planInputs)
-    keyAt(in.rank).inputs.push_back(
-        named(keyValue(in.rank, in.value), in.cut.name));
-  for (const StageDraft::PlanTarget &t : d.planTargets)
-    keyAt(t.rank).targets.push_back(
-        named(keyValue(t.rank, canon(t.value)), t.name));
+  // Every rank's inputs (and targets) in one array, grouped by key:
+  // counted, then placed in their order (no list per rank: millions of
+  // references per stage on large plans).
+  std::vector<Named> flatInputs(d.planInputs.size()),
+      flatTargets(d.planTargets.size());
+  auto spread = [&](auto &refs, std::vector<Named> &flat, auto namedOf,
+                    MutableArrayRef<Named> Key::*field) {
+    std::vector<unsigned> keyOfRef;
+    keyOfRef.reserve(refs.size());
+    for (auto &ref : refs)
+      keyOfRef.push_back(keyIdx(ref.rank));
+    std::vector<unsigned> start(keys.size() + 1, 0);
+    for (unsigned k : keyOfRef)
+      ++start[k + 1];
+    for (size_t k = 0; k < keys.size(); ++k)
+      start[k + 1] += start[k];
+    std::vector<unsigned> next(start.begin(), start.end() - 1);
+    for (auto [i, ref] : llvm::enumerate(refs))
+      flat[next[keyOfRef[i]]++] = namedOf(ref);
+    for (size_t k = 0; k < keys.size(); ++k)
+      keys[k].second.*field =
+          MutableArrayRef<Named>(flat).slice(start[k], start[k + 1] - start[k]);
+  };
+  spread(
+      d.planInputs, flatInputs,
+      [&](const StageDraft::PlanInput &in) {
+        return named(keyValue(in.rank, in.value), in.cut.name);
+      },
+      &Key::inputs);
+  spread(
+      d.planTargets, flatTargets,
+      [&](const StageDraft::PlanTarget &t) {
+        return named(keyValue(t.rank, canon(t.value)), t.name);
+      },
+      &Key::targets);
   llvm::sort(keys, [](auto &a, auto &b) { return a.first < b.first; });
   std::map<Key, SmallVector<int64_t>> groups;
   std::vector<const Key *> order;
