@@ -261,6 +261,37 @@ TEST(CollectLineageRuns, AreTheViewsByOp) {
   EXPECT_TRUE(succeeded(checkLineages(*module, ArrayRef<LineageRun>(*runs))));
 }
 
+// A linear block index is expanded as a dot product, others as
+// expressions: the same index either way gives the same statements.
+TEST(CollectLineages, LinearAndOtherIndicesAgree) {
+  MLIRContext ctx;
+  ctx.loadDialect<TVDialect>();
+  auto statements = [&](StringRef blocks) {
+    std::string text =
+        kTwoByTwo + ("tv.lineage_map \"x\" blocks affine_map<" + blocks +
+                     "> shape [4, 8] = \"x\" on @mesh where {}")
+                        .str();
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &ctx);
+    std::vector<Attribute> out;
+    if (!module)
+      return out;
+    FailureOr<std::vector<LineageEntry>> all = collectLineages(*module);
+    if (succeeded(all))
+      for (const LineageEntry &e : *all)
+        out.push_back(e.attr);
+    return out;
+  };
+  // 1 - d0 (a constant and a coefficient) written linearly and as
+  // expressions.
+  std::vector<Attribute> linear = statements("(d0, d1) -> (1 - d0, d1 * 0)");
+  ASSERT_EQ(linear.size(), 2u); // each on two ranks
+  EXPECT_EQ(linear, statements("(d0, d1) -> ((d0 + 1) mod 2, 0)"));
+  EXPECT_EQ(linear,
+            statements("(d0, d1) -> ((3 - d0 * 2 - d1) floordiv 2, 0)"));
+  // A different index, different statements (the comparison can fail).
+  EXPECT_NE(linear, statements("(d0, d1) -> (d0, 0)"));
+}
+
 TEST(AffineRangeOver, BoundsEveryValueAndRefusesOverflow) {
   MLIRContext ctx;
   AffineExpr d0 = getAffineDimExpr(0, &ctx), d1 = getAffineDimExpr(1, &ctx);

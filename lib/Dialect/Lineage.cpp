@@ -213,6 +213,50 @@ std::optional<int64_t> mlir::tv::evaluateAffineAt(AffineExpr e,
   return evalAffine(e, dims);
 }
 
+/// `e` as `c[0] * d0 + ... + c[n-1] * d(n-1) + c[n]` when it is that
+/// (sums, dimensions, constants and products by a constant, every
+/// coefficient within 64 bits); nullopt otherwise.
+static std::optional<SmallVector<int64_t>> linearForm(AffineExpr e,
+                                                      unsigned numDims) {
+  SmallVector<int64_t> c(numDims + 1, 0);
+  switch (e.getKind()) {
+  case AffineExprKind::Constant:
+    c[numDims] = cast<AffineConstantExpr>(e).getValue();
+    return c;
+  case AffineExprKind::DimId:
+    c[cast<AffineDimExpr>(e).getPosition()] = 1;
+    return c;
+  case AffineExprKind::Add:
+  case AffineExprKind::Mul: {
+    auto bin = cast<AffineBinaryOpExpr>(e);
+    auto l = linearForm(bin.getLHS(), numDims);
+    auto r = linearForm(bin.getRHS(), numDims);
+    if (!l || !r)
+      return std::nullopt;
+    if (e.getKind() == AffineExprKind::Add) {
+      for (unsigned i = 0; i <= numDims; ++i)
+        if (__builtin_add_overflow((*l)[i], (*r)[i], &c[i]))
+          return std::nullopt;
+      return c;
+    }
+    // A product is linear when one side is a constant.
+    auto isConst = [&](ArrayRef<int64_t> f) {
+      return llvm::all_of(f.drop_back(), [](int64_t x) { return x == 0; });
+    };
+    if (!isConst(*l) && !isConst(*r))
+      return std::nullopt;
+    ArrayRef<int64_t> f = isConst(*l) ? *r : *l;
+    int64_t k = isConst(*l) ? l->back() : r->back();
+    for (unsigned i = 0; i <= numDims; ++i)
+      if (__builtin_mul_overflow(f[i], k, &c[i]))
+        return std::nullopt;
+    return c;
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
 /// Calls `fn(rank, coordinates)` for every rank of a mesh of `sizes` whose
 /// coordinates are `fixed` where that is not -1, in rank order (the last
 /// free axis fastest).
@@ -295,13 +339,29 @@ static void expandSpecMaps(MLIRContext *ctx, ArrayRef<MapSite *> sites,
     if (newPlan)
       planNames.push_back(site->plan);
     uint32_t planIndex = planSlot->second;
+    // Linear indices (the usual map) are dot products; others are
+    // evaluated as expressions.
+    SmallVector<std::optional<SmallVector<int64_t>>> linear;
+    for (AffineExpr e : map.getResults())
+      linear.push_back(linearForm(e, map.getNumDims()));
     walkSlice(sizes, site->fixed, [&](int64_t rank, ArrayRef<int64_t> coords) {
       lower.clear();
       upper.clear();
       for (auto [d, e] : llvm::enumerate(map.getResults())) {
         // collectLineages checked that the map evaluates (it does at every
-        // coordinate when it does at one: a divisor is a constant).
-        int64_t idx = *evalAffine(e, coords);
+        // coordinate when it does at one: a divisor is a constant), and
+        // resolveSite that every index fits in 64 bits on the slice (a dot
+        // product's terms, coefficients of 64 bits times coordinates below
+        // 2^20, are added in 128).
+        int64_t idx;
+        if (const auto &f = linear[d]) {
+          __int128 sum = f->back();
+          for (auto [ci, x] : llvm::zip(ArrayRef(*f).drop_back(), coords))
+            sum += (__int128)ci * x;
+          idx = (int64_t)sum;
+        } else {
+          idx = *evalAffine(e, coords);
+        }
         lower.push_back(idx * shape[d]);
         upper.push_back(idx * shape[d] + shape[d]);
       }
