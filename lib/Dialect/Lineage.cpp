@@ -776,9 +776,14 @@ static bool holdsMaps(ArrayAttr list) {
 LogicalResult mlir::tv::expandLineageMaps(StageOp stage) {
   if (!holdsMaps(stage.getAssumes()) && !holdsMaps(stage.getGuarantees()))
     return success();
-  SymbolTableCollection symbols;
+  // Each mesh looked up once, without a table of the whole module (built
+  // anew for every stage, it cost a walk of thousands of stages each).
+  DenseMap<Attribute, MeshOp> meshes;
   auto meshOf = [&](FlatSymbolRefAttr sym) {
-    return symbols.lookupNearestSymbolFrom<MeshOp>(stage, sym);
+    auto [it, fresh] = meshes.try_emplace(sym);
+    if (fresh)
+      it->second = SymbolTable::lookupNearestSymbolFrom<MeshOp>(stage, sym);
+    return it->second;
   };
   auto emitError = [&] { return stage.emitOpError(); };
   MLIRContext *ctx = stage.getContext();

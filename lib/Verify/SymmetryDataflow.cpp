@@ -201,13 +201,19 @@ bool Folder::checkRedMatch(std::string &why) {
       // (checkLineages): each plan tensor is Red exactly where the spec's is.
       bool want = specRed.contains(m.getSpec().getValue());
       std::string plan = m.getPlan().getValue().str();
+      // Ranks of one program answer alike: looked up once per run of them.
+      Operation *lastProg = nullptr;
+      bool have = false;
       (void)forEachRankWhere(
           mesh, m.getWhere(), [&](int64_t rank, ArrayRef<int64_t>) {
             auto it = programOf.find(rank);
             if (!why.empty() || it == programOf.end())
               return;
-            auto pr = planRed.find({it->second, plan});
-            bool have = pr != planRed.end() && pr->second;
+            if (it->second.getOperation() != lastProg) {
+              lastProg = it->second.getOperation();
+              auto pr = planRed.find({lastProg, plan});
+              have = pr != planRed.end() && pr->second;
+            }
             if (have != want)
               why = "'" + m.getSpec().getValue().str() + "' is " +
                     (want ? "" : "not ") +
