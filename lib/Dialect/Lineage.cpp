@@ -215,7 +215,9 @@ std::optional<int64_t> mlir::tv::evaluateAffineAt(AffineExpr e,
 
 /// `e` as `c[0] * d0 + ... + c[n-1] * d(n-1) + c[n]` when it is that
 /// (sums, dimensions, constants and products by a constant, every
-/// coefficient within 64 bits); nullopt otherwise.
+/// coefficient within 64 bits); nullopt otherwise. (MLIR's
+/// getFlattenedAffineExpr flattens too, but lives in MLIRAnalysis, adds
+/// local variables for mod and floordiv, and does not check overflow.)
 static std::optional<SmallVector<int64_t>> linearForm(AffineExpr e,
                                                       unsigned numDims) {
   SmallVector<int64_t> c(numDims + 1, 0);
@@ -517,15 +519,14 @@ resolveSite(MapSite &site, MeshOp mesh, StringAttr spec, AffineMap blocks,
 FailureOr<std::vector<LineageEntry>>
 mlir::tv::collectLineages(ModuleOp module) {
   LineageStore store;
-  FailureOr<std::vector<LineageStatement>> views =
-      collectLineageViews(module, store);
-  if (failed(views))
+  FailureOr<std::vector<LineageRun>> runs = collectLineageRuns(module, store);
+  if (failed(runs))
     return failure();
   std::vector<LineageEntry> out;
-  out.reserve(views->size());
   MLIRContext *ctx = module.getContext();
-  for (const LineageStatement &s : *views)
-    out.push_back({s.view.toAttr(ctx), s.op});
+  for (const LineageRun &run : *runs)
+    for (const LineageView &v : run.views)
+      out.push_back({v.toAttr(ctx), run.op});
   return out;
 }
 
